@@ -1,0 +1,235 @@
+/* ALI3-P: index-3 augmented Lagrangian formulation with mass-orthogonal projections, integrated
+   with the Newmark family (seed 001, section 2, eqs. 1-7).
+
+   Per step: Newmark prediction; Newton iteration on the positions of
+     g(q) = beta h^2 [M qdd + Phi_q^T (lambda + alpha Phi) - Q] = 0            (eq. 3)
+   with the tangent M + gamma h C + beta h^2 (Phi_q^T alpha Phi_q + K [+ Phi_qq^T (lambda + alpha Phi)])
+   (eq. 5) and the multiplier update lambda += alpha Phi (eq. 1b); then the projections of the
+   velocities and accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7). */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mbopt/simulate.h"
+
+/* Newmark velocities and accelerations of the current positions (eqs. 2). */
+static void newmark_rates(const mb_model* m, mb_data* d) {
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double cv = gamma / (beta * h), ca = 1 / (beta * h * h);
+  for (int i = 0; i < m->nq; i++) {
+    d->qd[i] = cv * d->q[i] - d->qhat_v[i];
+    d->qdd[i] = ca * d->q[i] - d->qhat_a[i];
+  }
+}
+
+/* Penalty of the projections. Their converged result, the exact mass-orthogonal projection, does
+   not depend on it; a penalty of about 1e4 times the mass scale (instead of alpha = 1e9, which
+   would round M away in M + alpha Phi_q^T Phi_q) keeps the factorisation accurate and still
+   converges in a few iterations. */
+double mb_projection_penalty(const mb_model* m, const double* phiq) {
+  const int nq = m->nq;
+  double mass = 0, metric = 0;
+  for (int i = 0; i < nq; i++) mass = fmax(mass, m->mass[(size_t)i * nq + i]);
+  for (int j = 0; j < nq; j++) {
+    double col = 0;
+    for (int i = 0; i < m->ncon; i++) col += phiq[(size_t)i * nq + j] * phiq[(size_t)i * nq + j];
+    metric = fmax(metric, col);
+  }
+  double auto_penalty = metric > 0 ? 1e4 * mass / metric : m->opt.penalty;
+  return fmin(m->opt.penalty, auto_penalty);
+}
+
+/* Factorises P + alpha_p Phi_q^T Phi_q (P = M) into d->proj; Phi_q must be current. */
+static mb_status factor_projection(const mb_model* m, mb_data* d, double penalty, mb_error* err) {
+  const int nq = m->nq;
+  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
+  mbu_add_gram(m->ncon, nq, d->phiq, penalty, d->proj);
+  /* symmetric: row- and column-major storage coincide */
+  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq);
+  if (info != 0)
+    return mb_error_set(err, MB_ERR_SINGULAR,
+                        "t = %g: the projection matrix M + alpha Phi_q^T Phi_q is singular: some "
+                        "motion has no mass and no constraint",
+                        d->t);
+  return MB_OK;
+}
+
+/* Solves (M + alpha_p Phi_q^T Phi_q) x = M x_star - Phi_q^T (mult + alpha_p rhs) in x, iterating
+   the projection multipliers mult (eqs. 6, 7); rhs is Phi_t (velocities) or the acceleration
+   remainder. Returns the largest final violation |Phi_q x + rhs|. */
+static double project(const mb_model* m, mb_data* d, double penalty, double* x, const double* rhs,
+                      double* mult) {
+  const int nq = m->nq, nc = m->ncon;
+  double* xstar = d->work;
+  double* b = d->work + nq;
+  double* viol = d->work + 2 * nq;
+  memcpy(xstar, x, sizeof(double) * nq);
+  memset(mult, 0, sizeof(double) * nc);
+  double worst = 0;
+  for (int it = 0; it < m->opt.projection_iterations; it++) {
+    mbu_matvec(nq, m->mass, xstar, b);
+    for (int i = 0; i < nc; i++) viol[i] = mult[i] + penalty * rhs[i];
+    mbu_add_jtv(nc, nq, d->phiq, viol, -1, b);
+    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, b, nq);
+    memcpy(x, b, sizeof(double) * nq);
+    mbu_jv(nc, nq, d->phiq, x, viol);
+    for (int i = 0; i < nc; i++) viol[i] += rhs[i];
+    worst = mbu_norm_inf(nc, viol);
+    double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(nq, x);
+    if (worst <= m->opt.tol_projection * scale) break;
+    for (int i = 0; i < nc; i++) mult[i] += penalty * viol[i];
+  }
+  return worst;
+}
+
+mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
+  /* velocities first: the acceleration remainder depends on them */
+  mb_constraints(m, d);
+  const double penalty = mb_projection_penalty(m, d->phiq);
+  mb_status st = factor_projection(m, d, penalty, err);
+  if (st != MB_OK) return st;
+  double phid = project(m, d, penalty, d->qd, d->phit, d->sigma);
+  mb_constraints(m, d);
+  double phidd = project(m, d, penalty, d->qdd, d->phidd_rhs, d->kappa);
+  d->report.max_phi = fmax(d->report.max_phi, mbu_norm_inf(m->ncon, d->phi));
+  d->report.max_phid = fmax(d->report.max_phid, phid);
+  d->report.max_phidd = fmax(d->report.max_phidd, phidd);
+  if (!mbu_all_finite(m->nq, d->qd) || !mbu_all_finite(m->nq, d->qdd))
+    return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite velocities or accelerations",
+                        d->t);
+  return MB_OK;
+}
+
+/* Builds the Newton residual (into r) and tangent matrix (into d->tangent) at the current q. */
+static void newton_system(const mb_model* m, mb_data* d, double* r) {
+  const int nq = m->nq, nc = m->ncon;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double alpha = m->opt.penalty, bh2 = beta * h * h;
+  double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
+  mb_constraints(m, d);
+  mb_forces(m, d, 1);
+  for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * d->phi[i];
+  /* r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) */
+  mbu_matvec(nq, m->mass, d->qdd, r);
+  mbu_add_jtv(nc, nq, d->phiq, mult, 1, r);
+  for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
+  /* tangent = M + gamma h C + beta h^2 (K + alpha Phi_q^T Phi_q [+ Phi_qq^T mult]) */
+  double* T = d->tangent;
+  for (size_t k = 0; k < (size_t)nq * nq; k++)
+    T[k] = m->mass[k] + gamma * h * d->damp[k] + bh2 * d->stiff[k];
+  mbu_add_gram(nc, nq, d->phiq, bh2 * alpha, T);
+  if (m->opt.exact_tangent) mb_constraints_add_hessian(m, d, mult, bh2, T);
+}
+
+mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double alpha = m->opt.penalty;
+
+  /* Newmark history terms of the previous step (eqs. 2), then the prediction */
+  for (int i = 0; i < nq; i++) {
+    d->qhat_v[i] = gamma / (beta * h) * d->q[i] + (gamma / beta - 1) * d->qd[i] +
+                   h * (gamma / (2 * beta) - 1) * d->qdd[i];
+    d->qhat_a[i] = d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) +
+                   (1 / (2 * beta) - 1) * d->qdd[i];
+    d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
+  }
+  d->t += h;
+
+  /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
+  double* r = d->work + 2 * nq;
+  double dq_norm = INFINITY, phi_norm = INFINITY;
+  int it = 0, converged = 0;
+  while (!converged && it < m->opt.max_newton) {
+    newmark_rates(m, d);
+    newton_system(m, d, r);
+    if (!mbu_all_finite(nq, r))
+      return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints", d->t);
+    /* the array is J in row-major, i.e. J^T in column-major: solve with the transpose */
+    lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, nq, nq, d->tangent, nq, d->pivot);
+    if (info != 0)
+      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix (pivot %d)",
+                          d->t, (int)info);
+    LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'T', nq, 1, d->tangent, nq, d->pivot, r, nq);
+    for (int i = 0; i < nq; i++) d->q[i] -= r[i];
+    /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */
+    mb_constraint_values(m, d->q, d->t, d->phi);
+    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->phi[i];
+    dq_norm = mbu_norm_inf(nq, r);
+    phi_norm = mbu_norm_inf(nc, d->phi);
+    it++;
+    converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint;
+  }
+  d->report.newton_iterations += it;
+  if (it > d->report.max_newton_per_step) d->report.max_newton_per_step = it;
+  if (!mbu_all_finite(nq, d->q))
+    return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", d->t);
+  if (!converged)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: Newton iteration did not converge in %d iterations "
+                        "(|dq| = %.3g, |Phi| = %.3g); try a smaller step",
+                        d->t, it, dq_norm, phi_norm);
+  newmark_rates(m, d);
+
+  /* projections of velocities and accelerations (eqs. 6, 7) */
+  mb_status st = mb_project_state(m, d, err);
+  if (st != MB_OK) return st;
+  d->report.steps++;
+  return MB_OK;
+}
+
+/* Energy balance bookkeeping: E(t) - E(0) - W_nc(t), with the work of non-conservative forces
+   and of the drivers (lambda^T Phi_t) integrated by the trapezoidal rule. */
+static double total_power(const mb_model* m, const mb_data* d) {
+  double p = mb_nonconservative_power(m, d);
+  for (int i = 0; i < m->ncon; i++) p += d->lambda[i] * d->phit[i];
+  return p;
+}
+
+static void energy_balance(const mb_model* m, mb_data* d, int first) {
+  double T, Vg, Ve;
+  mb_energy(m, d, &T, &Vg, &Ve);
+  double E = T + Vg + Ve;
+  double power = total_power(m, d);
+  mb_report* rep = &d->report;
+  if (first) {
+    rep->energy_initial = E;
+    rep->work_nonconservative = 0;
+    rep->max_energy_error = 0;
+    rep->energy_scale = 0;
+  } else {
+    rep->work_nonconservative += 0.5 * m->opt.step * (d->power_prev + power);
+  }
+  d->power_prev = power;
+  rep->energy_final = E;
+  rep->energy_scale = fmax(rep->energy_scale, fmax(T, Ve));
+  rep->max_energy_error =
+      fmax(rep->max_energy_error, fabs(E - rep->energy_initial - rep->work_nonconservative));
+}
+
+mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
+  memset(&d->report, 0, sizeof d->report);
+  mb_status st = mb_assemble(m, d, err);
+  if (st != MB_OK) return st;
+  mb_sensors(m, d);
+  energy_balance(m, d, 1);
+  if (obs && obs(m, d, user)) return MB_OK;
+
+  const double h = m->opt.step;
+  const long nstep = lround(m->opt.t_end / h);
+  const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
+  double next_output = interval;
+  for (long n = 1; n <= nstep; n++) {
+    st = mb_step(m, d, err);
+    if (st != MB_OK) return st;
+    mb_sensors(m, d);
+    energy_balance(m, d, 0);
+    if (obs && (d->t >= next_output - 1e-9 * h || n == nstep)) {
+      next_output += interval;
+      if (obs(m, d, user)) break;
+    }
+  }
+  return MB_OK;
+}

@@ -1,0 +1,240 @@
+/* Initial assembly: positions that satisfy the constraints and the prescribed coordinates while
+   staying as close as possible to the approximate pose (minimum-norm Gauss-Newton), then the
+   velocities (prescribed rates, otherwise as still as possible), then consistent accelerations and
+   multipliers by the augmented Lagrangian iteration. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mbopt/simulate.h"
+
+/* Row of a prescribed coordinate's measure: value (angle in rad, or length) and d value / dq. */
+static double measure_row(const mb_model* m, int i, const double* q, double* row) {
+  const int* lv = m->pres_lvec + 4 * i;
+  double value;
+  if (m->pres_kind[i] == MB_CON_ANGLE) {
+    double a[3], b[3], c[3];
+    mb_lvec_eval(m, lv[0], q, a);
+    mb_lvec_eval(m, lv[1], q, b);
+    mb_lvec_eval(m, lv[3], q, c);
+    value = atan2(mbu_dot3(a, b), mbu_dot3(a, c));
+  } else {
+    value = 0;
+  }
+  /* sin(theta - theta) has derivative d theta / dq; a . b - 0 has derivative d(a . b)/dq */
+  double phi = mb_con_eval(m, m->pres_kind[i], lv, value, -1, 0, q, NULL, row, NULL);
+  return m->pres_kind[i] == MB_CON_ANGLE ? value : phi;
+}
+
+/* Minimum-norm least-squares solution of J x = b (rows x n, row-major, J destroyed); b holds
+   max(rows, n) entries and receives x. */
+static mb_status least_squares(int rows, int n, double* J, double* b, int* rank) {
+  double* s = malloc(sizeof(double) * (size_t)(rows < n ? rows : n) + sizeof(double));
+  if (!s) return MB_ERR_MEMORY;
+  lapack_int r = 0;
+  lapack_int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, rows, n, 1, J, n, b, 1, s, 1e-12, &r);
+  free(s);
+  if (rank) *rank = (int)r;
+  return info == 0 ? MB_OK : MB_ERR_LINALG;
+}
+
+/* Residuals of the constraints and prescribed values at q into F (and rows into J if not NULL). */
+static int position_residual(const mb_model* m, mb_data* d, double* F, double* J) {
+  const int nq = m->nq;
+  int rows = 0;
+  if (J) memset(J, 0, sizeof(double) * (size_t)(m->ncon + m->npres) * nq);
+  for (int i = 0; i < m->ncon; i++, rows++)
+    F[rows] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i],
+                          m->con_func[i], d->t, d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
+  for (int i = 0; i < m->npres; i++) {
+    if (!m->pres_has_value[i]) continue;
+    F[rows] = mb_con_eval(m, m->pres_kind[i], m->pres_lvec + 4 * i, m->pres_value[i], -1, d->t,
+                          d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
+    rows++;
+  }
+  return rows;
+}
+
+static const char* residual_label(const mb_model* m, int row, char* buf, size_t len) {
+  if (row < m->ncon) return m->con_label + MB_LABEL_LEN * row;
+  int k = row - m->ncon;
+  for (int i = 0; i < m->npres; i++) {
+    if (!m->pres_has_value[i]) continue;
+    if (k-- == 0) {
+      snprintf(buf, len, "initial[%d]", i);
+      return buf;
+    }
+  }
+  return "?";
+}
+
+static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, double* J,
+                                    double* x, mb_error* err) {
+  const int nq = m->nq;
+  const double tol = m->opt.tol_assembly;
+  int rows = position_residual(m, d, F, NULL);
+  double norm = mbu_norm_inf(rows, F);
+  for (int it = 0; it < m->opt.max_assembly && !(norm <= tol); it++) {
+    position_residual(m, d, F, J);
+    for (int i = 0; i < rows; i++) x[i] = -F[i];
+    for (int i = rows; i < nq; i++) x[i] = 0;
+    if (least_squares(rows, nq, J, x, NULL) != MB_OK)
+      return mb_error_set(err, MB_ERR_LINALG, "initial assembly: least-squares solve failed");
+    /* full Newton step, halved while it does not reduce the residual */
+    double* q0 = d->work;
+    memcpy(q0, d->q, sizeof(double) * nq);
+    double step = 1, trial = INFINITY;
+    for (int k = 0; k < 20; k++, step *= 0.5) {
+      for (int i = 0; i < nq; i++) d->q[i] = q0[i] + step * x[i];
+      position_residual(m, d, F, NULL);
+      trial = mbu_norm_inf(rows, F);
+      if (trial < norm) break;
+    }
+    norm = trial;
+  }
+  if (norm <= tol && mbu_all_finite(nq, d->q)) return MB_OK;
+  int worst = 0;
+  for (int i = 1; i < rows; i++)
+    if (fabs(F[i]) > fabs(F[worst])) worst = i;
+  char buf[32];
+  return mb_error_set(err, MB_ERR_ASSEMBLY,
+                      "initial assembly failed: %s cannot be satisfied (residual %.3g after %d "
+                      "iterations); check the initial pose and prescribed coordinates",
+                      residual_label(m, worst, buf, sizeof buf), fabs(F[worst]),
+                      m->opt.max_assembly);
+}
+
+/* The constraints must be independent at the assembled configuration. */
+static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon;
+  if (nc == 0) return MB_OK;
+  mb_constraints(m, d);
+  memcpy(J, d->phiq, sizeof(double) * (size_t)nc * nq);
+  int nsv = nc < nq ? nc : nq;
+  double* s = malloc(sizeof(double) * (nsv + 1) * 2);
+  if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
+  double* superb = s + nsv + 1;
+  lapack_int info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', nc, nq, J, nq, s, NULL, 1, NULL,
+                                   1, superb);
+  int rank = 0;
+  for (int i = 0; i < nsv; i++)
+    if (s[i] > 1e-9 * s[0]) rank++;
+  free(s);
+  if (info != 0) return mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");
+  if (nc > nq || rank < nc)
+    return mb_error_set(err, MB_ERR_SINGULAR,
+                        "initial configuration is singular: %d constraints have rank %d (the "
+                        "mechanism is at a singular position or has redundant joints)",
+                        nc, rank);
+  return MB_OK;
+}
+
+static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, double* x,
+                                     double* b, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon;
+  mb_constraints(m, d);
+  int rows = nc;
+  memcpy(J, d->phiq, sizeof(double) * (size_t)nc * nq);
+  for (int i = 0; i < nc; i++) x[i] = -d->phit[i];
+  for (int i = 0; i < m->npres; i++) {
+    if (!m->pres_has_rate[i]) continue;
+    double* row = J + (size_t)rows * nq;
+    memset(row, 0, sizeof(double) * nq);
+    measure_row(m, i, d->q, row);
+    x[rows++] = m->pres_rate[i];
+  }
+  for (int i = rows; i < nq; i++) x[i] = 0;
+  double* Jcopy = J + (size_t)rows * nq;
+  memcpy(Jcopy, J, sizeof(double) * (size_t)rows * nq);
+  memcpy(b, x, sizeof(double) * (rows > nq ? rows : nq));
+  if (least_squares(rows, nq, J, x, NULL) != MB_OK)
+    return mb_error_set(err, MB_ERR_LINALG, "initial velocities: least-squares solve failed");
+  memcpy(d->qd, x, sizeof(double) * nq);
+  /* all rows must hold: otherwise the prescribed rates contradict the constraints */
+  for (int r = 0; r < rows; r++) {
+    double v = 0;
+    for (int j = 0; j < nq; j++) v += Jcopy[(size_t)r * nq + j] * d->qd[j];
+    double scale = 1 + fabs(b[r]);
+    if (fabs(v - b[r]) > 1e-8 * scale) {
+      char buf[32];
+      if (r >= nc) {
+        int k = r - nc, idx = -1;
+        for (int i = 0; i < m->npres && idx < 0; i++)
+          if (m->pres_has_rate[i] && k-- == 0) idx = i;
+        snprintf(buf, sizeof buf, "initial[%d]", idx);
+      }
+      return mb_error_set(err, MB_ERR_ASSEMBLY,
+                          "initial velocities: %s cannot be satisfied (the prescribed rates "
+                          "contradict each other or the joints; residual %.3g)",
+                          r < nc ? m->con_label + MB_LABEL_LEN * r : buf, fabs(v - b[r]));
+    }
+  }
+  return MB_OK;
+}
+
+/* Accelerations and multipliers: (M + alpha Phi_q^T Phi_q) qdd = Q - Phi_q^T (lambda + alpha c),
+   lambda += alpha (Phi_q qdd + c), with c the acceleration remainder. */
+static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon;
+  mb_constraints(m, d);
+  mb_forces(m, d, 0);
+  const double alpha = mb_projection_penalty(m, d->phiq);
+  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
+  mbu_add_gram(nc, nq, d->phiq, alpha, d->proj);
+  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
+    return mb_error_set(err, MB_ERR_SINGULAR,
+                        "initial accelerations: M + alpha Phi_q^T Phi_q is singular: some motion "
+                        "has no mass and no constraint");
+  double* viol = d->work;
+  memset(d->lambda, 0, sizeof(double) * nc);
+  for (int it = 0; it < 50; it++) {
+    memcpy(d->qdd, d->force, sizeof(double) * nq);
+    for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * d->phidd_rhs[i];
+    mbu_add_jtv(nc, nq, d->phiq, viol, -1, d->qdd);
+    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, d->qdd, nq);
+    mbu_jv(nc, nq, d->phiq, d->qdd, viol);
+    for (int i = 0; i < nc; i++) viol[i] += d->phidd_rhs[i];
+    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * viol[i];
+    if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
+  }
+  if (!mbu_all_finite(nq, d->qdd))
+    return mb_error_set(err, MB_ERR_NONFINITE, "initial accelerations are not finite");
+  return MB_OK;
+}
+
+mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
+  const int nq = m->nq;
+  const int rows = m->ncon + m->npres;
+  const int big = (rows > nq ? rows : nq) + 1;
+  mb_status st = MB_ERR_MEMORY;
+  double* F = malloc(sizeof(double) * big);
+  double* x = malloc(sizeof(double) * big);
+  double* J = malloc(sizeof(double) * (size_t)big * nq * 2 + sizeof(double));
+  if (!F || !x || !J) {
+    mb_error_set(err, MB_ERR_MEMORY, "initial assembly: out of memory");
+    goto done;
+  }
+
+  /* start from the approximate pose of the free elements */
+  d->t = 0;
+  for (int e = 0; e < m->nelem; e++)
+    if (m->elem_qadr[e] >= 0)
+      memcpy(d->q + m->elem_qadr[e], m->elem_q0 + 3 * e, sizeof(double) * m->dim);
+  memset(d->qd, 0, sizeof(double) * nq);
+  memset(d->qdd, 0, sizeof(double) * nq);
+  d->have_unwrap = 0;
+
+  if ((st = assemble_positions(m, d, F, J, x, err)) != MB_OK) goto done;
+  if ((st = check_regular(m, d, J, err)) != MB_OK) goto done;
+  if ((st = assemble_velocities(m, d, J, x, F, err)) != MB_OK) goto done;
+  st = assemble_accelerations(m, d, err);
+
+done:
+  free(F);
+  free(x);
+  free(J);
+  return st;
+}

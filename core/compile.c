@@ -1,0 +1,1199 @@
+/* Compilation of a model description to natural (fully Cartesian) coordinates.
+
+   Joints share basic points and unit vectors between the bodies they connect (a revolute joint
+   shares its point and axis, a spherical joint its point, ...); each body then picks a base of
+   one point and dim-1 or 3 independent vectors among the elements it touches (adding private ones
+   where needed), so that every marker is a linear combination of basic coordinates and the mass
+   matrix is constant. Rigid-body constraints are the constant dot products of base vectors; every
+   further element of a body is tied to its base by linear constraints; joints add the few
+   quadratic constraints that sharing does not express. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+   model storage: one allocation carved into the arrays listed here (capacity counts) */
+
+typedef struct caps {
+  int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata,
+      nsensor, nout, nq;
+} caps;
+
+#define MB_MODEL_ARRAYS(X)                                          \
+  X(int, elem_kind, c.nelem) X(int, elem_qadr, c.nelem)             \
+  X(double, elem_q0, 3 * c.nelem)                                   \
+  X(int, lvec_termadr, c.nlvec) X(int, lvec_termnum, c.nlvec)       \
+  X(double, lvec_const, 3 * c.nlvec)                                \
+  X(int, term_qadr, c.nterm) X(double, term_W, 9 * c.nterm)         \
+  X(int, body_origin, c.nbody) X(int, body_axes, 3 * c.nbody)       \
+  X(int, body_com, c.nbody) X(double, body_mass, c.nbody)           \
+  X(int, marker_body, c.nmarker) X(int, marker_point, c.nmarker)    \
+  X(int, marker_axis, c.nmarker) X(int, marker_ref, c.nmarker)      \
+  X(int, marker_third, c.nmarker)                                   \
+  X(int, con_kind, c.ncon) X(int, con_lvec, 4 * c.ncon)             \
+  X(double, con_value, c.ncon) X(int, con_func, c.ncon)             \
+  X(char, con_label, MB_LABEL_LEN * c.ncon)                         \
+  X(int, pres_kind, c.npres) X(int, pres_lvec, 4 * c.npres)         \
+  X(double, pres_value, c.npres) X(int, pres_has_value, c.npres)    \
+  X(int, pres_has_rate, c.npres) X(double, pres_rate, c.npres)      \
+  X(int, joint_type, c.njoint) X(int, joint_measure, 6 * c.njoint)  \
+  X(int, force_type, c.nforce) X(int, force_lvec, 2 * c.nforce)     \
+  X(int, force_body, c.nforce) X(double, force_k, c.nforce)         \
+  X(double, force_c, c.nforce) X(double, force_l0, c.nforce)        \
+  X(double, force_f0, c.nforce) X(int, force_func, 3 * c.nforce)    \
+  X(int, func_type, c.nfunc) X(int, func_adr, c.nfunc)              \
+  X(int, func_num, c.nfunc) X(double, func_data, c.nfuncdata)       \
+  X(int, sensor_type, c.nsensor) X(int, sensor_ref, 2 * c.nsensor)  \
+  X(int, sensor_component, c.nsensor)                               \
+  X(int, sensor_outadr, c.nsensor) X(int, sensor_outnum, c.nsensor) \
+  X(char, out_name, MB_LABEL_LEN * c.nout)                          \
+  X(double, mass, (size_t)c.nq * c.nq) X(double, gravity_force, c.nq) \
+  X(char, body_name, MB_NAME_LEN * c.nbody)                         \
+  X(char, joint_name, MB_NAME_LEN * c.njoint)                       \
+  X(char, force_name, MB_NAME_LEN * c.nforce)
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static mb_model* model_alloc(caps c) {
+  size_t total = 0;
+#define MB_SIZE(type, name, count) total += align8(sizeof(type) * (size_t)((count) + 1));
+  MB_MODEL_ARRAYS(MB_SIZE)
+#undef MB_SIZE
+  mb_model* m = calloc(1, sizeof *m);
+  char* buffer = calloc(1, total);
+  if (!m || !buffer) {
+    free(m);
+    free(buffer);
+    return NULL;
+  }
+  m->buffer = buffer;
+#define MB_CARVE(type, name, count)  \
+  m->name = (type*)(void*)buffer;    \
+  buffer += align8(sizeof(type) * (size_t)((count) + 1));
+  MB_MODEL_ARRAYS(MB_CARVE)
+#undef MB_CARVE
+  return m;
+}
+
+void mb_model_free(mb_model* m) {
+  if (!m) return;
+  free(m->buffer);
+  free(m);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   small geometry */
+
+static void rotation_from_pose(int dim, const double* o, double* R) {
+  /* planar: angle o[0]; spatial: yaw o[0] about z, pitch o[1] about y, roll o[2] about x */
+  if (dim == 2) {
+    double c = cos(o[0]), s = sin(o[0]);
+    double P[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
+    memcpy(R, P, sizeof P);
+    return;
+  }
+  double cy = cos(o[0]), sy = sin(o[0]), cp = cos(o[1]), sp = sin(o[1]);
+  double cr = cos(o[2]), sr = sin(o[2]);
+  double S[9] = {cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
+                 sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
+                 -sp,     cp * sr,                cp * cr};
+  memcpy(R, S, sizeof S);
+}
+
+static void mat3_vec(const double* R, const double* v, double* out) {
+  double o[3];
+  for (int i = 0; i < 3; i++) o[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+  memcpy(out, o, sizeof o);
+}
+
+static void mat3_tvec(const double* R, const double* v, double* out) {
+  double o[3];
+  for (int i = 0; i < 3; i++) o[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
+  memcpy(out, o, sizeof o);
+}
+
+static int normalize3(double* v) {
+  double n = mbu_norm3(v);
+  if (!(n > 1e-12)) return 0;
+  v[0] /= n, v[1] /= n, v[2] /= n;
+  return 1;
+}
+
+/* Component of v orthogonal to the orthonormal vectors basis[0..n-1]. */
+static void orthogonal_part(const double* v, double (*basis)[3], int n, double* out) {
+  memcpy(out, v, 3 * sizeof(double));
+  for (int i = 0; i < n; i++) {
+    double d = mbu_dot3(out, basis[i]);
+    for (int k = 0; k < 3; k++) out[k] -= d * basis[i][k];
+  }
+}
+
+static int invert3(const double* A, double* inv) {
+  double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+               A[2] * (A[3] * A[7] - A[4] * A[6]);
+  if (fabs(det) < 1e-14) return 0;
+  inv[0] = (A[4] * A[8] - A[5] * A[7]) / det;
+  inv[1] = (A[2] * A[7] - A[1] * A[8]) / det;
+  inv[2] = (A[1] * A[5] - A[2] * A[4]) / det;
+  inv[3] = (A[5] * A[6] - A[3] * A[8]) / det;
+  inv[4] = (A[0] * A[8] - A[2] * A[6]) / det;
+  inv[5] = (A[2] * A[3] - A[0] * A[5]) / det;
+  inv[6] = (A[3] * A[7] - A[4] * A[6]) / det;
+  inv[7] = (A[1] * A[6] - A[0] * A[7]) / det;
+  inv[8] = (A[0] * A[4] - A[1] * A[3]) / det;
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   compiler state */
+
+enum { NODE_POINT, NODE_AXIS, NODE_REF };
+enum { BASE_VECTOR, BASE_DIFF }; /* a unit-vector element, or the difference of two points */
+
+typedef struct marker_frame {
+  int body;                  /* -1 ground */
+  double p[3], z[3], x[3], y[3]; /* local point and directions (planar: z unused, x = axis) */
+} marker_frame;
+
+typedef struct attach {
+  int elem;
+  double local[3];
+} attach;
+
+typedef struct base_vec {
+  int kind;
+  int e, e0;   /* BASE_VECTOR: element e; BASE_DIFF: point e minus point e0 */
+  double v[3]; /* local value */
+} base_vec;
+
+typedef struct body_base {
+  int natt;
+  attach* att;
+  int origin;   /* point element */
+  double p0[3]; /* its local position */
+  int nvec;
+  base_vec vec[3];
+  double X0inv[9]; /* maps local offsets to base coefficients */
+} body_base;
+
+typedef struct rigid_key {
+  int id[4];
+  double value;
+} rigid_key;
+
+typedef struct compiler {
+  const mb_desc* d;
+  mb_model* m;
+  mb_error* err;
+  int dim, nmk;
+  marker_frame* mk;  /* (nmk) ground markers first */
+  int* mk_adr;       /* (nbody + 1) first marker of each body; mk_adr[0] after ground */
+  int* parent;       /* (3 nmk) union-find over marker nodes */
+  int* active;       /* (3 nmk) node used by a joint */
+  int* node_elem;    /* (3 nmk) element of each active node */
+  double (*R)[9];    /* (nbody) initial body rotations */
+  body_base* base;   /* (nbody) */
+  rigid_key* keys;   /* rigid constraints emitted so far */
+  int nkeys;
+  int ex[3];         /* constant lvecs of the global unit vectors */
+  /* element bookkeeping before the model exists */
+  int nelem, elem_cap;
+  int* elem_kind;
+  int* elem_fixed;
+  double* elem_val;
+} compiler;
+
+static int marker_index(const compiler* c, int body, int marker) {
+  return body < 0 ? marker : c->mk_adr[body] + marker;
+}
+
+static int uf_find(int* parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+static void uf_union(compiler* c, int a, int b) {
+  c->active[a] = c->active[b] = 1;
+  int ra = uf_find(c->parent, a), rb = uf_find(c->parent, b);
+  if (ra != rb) c->parent[rb] = ra;
+}
+
+static int new_elem(compiler* c, int kind, int fixed, const double* value) {
+  if (c->nelem == c->elem_cap) {
+    int cap = c->elem_cap ? 2 * c->elem_cap : 32;
+    int* k = realloc(c->elem_kind, cap * sizeof(int));
+    if (k) c->elem_kind = k;
+    int* f = realloc(c->elem_fixed, cap * sizeof(int));
+    if (f) c->elem_fixed = f;
+    double* v = realloc(c->elem_val, 3 * cap * sizeof(double));
+    if (v) c->elem_val = v;
+    if (!k || !f || !v) return -1;
+    c->elem_cap = cap;
+  }
+  int e = c->nelem++;
+  c->elem_kind[e] = kind;
+  c->elem_fixed[e] = fixed;
+  memcpy(c->elem_val + 3 * e, value, 3 * sizeof(double));
+  return e;
+}
+
+/* Global value of a local point or direction of a body at its approximate initial pose. */
+static void body_to_global(const compiler* c, int body, int is_point, const double* local,
+                           double* out) {
+  if (body < 0) {
+    memcpy(out, local, 3 * sizeof(double));
+    return;
+  }
+  mat3_vec(c->R[body], local, out);
+  if (is_point)
+    for (int k = 0; k < 3; k++) out[k] += c->d->body[body].position[k];
+}
+
+/* ---------------------------------------------------------------------------------------------
+   step 1: local marker frames */
+
+static void marker_from_desc(int dim, const mb_marker_desc* md, marker_frame* f) {
+  for (int k = 0; k < 3; k++) f->p[k] = md->point[k].value;
+  if (dim == 2) {
+    /* planar: the axis is the in-plane direction, default local x; third = axis turned +90 deg */
+    double a[3] = {1, 0, 0};
+    if (md->has_axis) a[0] = md->axis[0].value, a[1] = md->axis[1].value;
+    normalize3(a);
+    memcpy(f->x, a, sizeof a);
+    f->y[0] = -a[1], f->y[1] = a[0], f->y[2] = 0;
+    f->z[0] = f->z[1] = 0, f->z[2] = 1;
+    return;
+  }
+  double z[3] = {0, 0, 1};
+  if (md->has_axis)
+    for (int k = 0; k < 3; k++) z[k] = md->axis[k].value;
+  normalize3(z);
+  memcpy(f->z, z, sizeof z);
+  f->x[0] = f->x[1] = f->x[2] = 0; /* reference decided later (may follow the joint partner) */
+  if (md->has_ref) {
+    for (int k = 0; k < 3; k++) f->x[k] = md->ref[k].value;
+    normalize3(f->x);
+  }
+}
+
+/* Completes a spatial marker's reference direction: from `hint` (local, may be NULL) made
+   perpendicular to the axis, else the local axis direction least aligned with z. */
+static void complete_ref(marker_frame* f, const double* hint) {
+  if (mbu_norm3(f->x) > 0.5) {
+    mbu_cross3(f->z, f->x, f->y);
+    return;
+  }
+  double basis[1][3] = {{f->z[0], f->z[1], f->z[2]}};
+  double cand[3];
+  int ok = 0;
+  if (hint) {
+    orthogonal_part(hint, basis, 1, cand);
+    ok = normalize3(cand) && mbu_norm3(cand) > 0.5;
+  }
+  if (!ok) {
+    int best = 0;
+    for (int k = 1; k < 3; k++)
+      if (fabs(f->z[k]) < fabs(f->z[best])) best = k;
+    double e[3] = {0, 0, 0};
+    e[best] = 1;
+    orthogonal_part(e, basis, 1, cand);
+    normalize3(cand);
+  }
+  memcpy(f->x, cand, sizeof cand);
+  mbu_cross3(f->z, f->x, f->y);
+}
+
+static void setup_markers(compiler* c) {
+  const mb_desc* d = c->d;
+  for (int i = 0; i < d->nground_marker; i++) {
+    c->mk[i].body = -1;
+    marker_from_desc(c->dim, &d->ground_marker[i], &c->mk[i]);
+  }
+  for (int b = 0; b < d->nbody; b++)
+    for (int i = 0; i < d->body[b].nmarker; i++) {
+      marker_frame* f = &c->mk[c->mk_adr[b] + i];
+      f->body = b;
+      marker_from_desc(c->dim, &d->body[b].marker[i], f);
+    }
+  if (c->dim == 2) return;
+  /* joints: a missing reference follows the partner's, so that joint angles start near zero */
+  for (int j = 0; j < d->njoint; j++) {
+    const mb_joint_desc* jd = &d->joint[j];
+    marker_frame* f1 = &c->mk[marker_index(c, jd->body[0], jd->marker[0])];
+    marker_frame* f2 = &c->mk[marker_index(c, jd->body[1], jd->marker[1])];
+    complete_ref(f1, NULL);
+    double g[3], hint[3];
+    body_to_global(c, jd->body[0], 0, f1->x, g);
+    if (jd->body[1] >= 0) mat3_tvec(c->R[jd->body[1]], g, hint);
+    else memcpy(hint, g, sizeof g);
+    complete_ref(f2, hint);
+  }
+  for (int i = 0; i < c->nmk; i++) complete_ref(&c->mk[i], NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   step 2: shared elements */
+
+static void share_joint_nodes(compiler* c) {
+  for (int j = 0; j < c->d->njoint; j++) {
+    const mb_joint_desc* jd = &c->d->joint[j];
+    int n1 = 3 * marker_index(c, jd->body[0], jd->marker[0]);
+    int n2 = 3 * marker_index(c, jd->body[1], jd->marker[1]);
+    int point = 0, axis = 0, ref = 0;
+    switch (jd->type) {
+      case MB_JOINT_REVOLUTE: point = 1, axis = c->dim == 3; break;
+      case MB_JOINT_PRISMATIC: axis = 1, ref = c->dim == 3; break;
+      case MB_JOINT_SPHERICAL: point = 1; break;
+      case MB_JOINT_CYLINDRICAL: axis = 1; break;
+      case MB_JOINT_UNIVERSAL: point = 1; break;
+      case MB_JOINT_PLANAR: axis = 1; break;
+      case MB_JOINT_FIXED: point = axis = 1, ref = c->dim == 3; break;
+    }
+    if (point) uf_union(c, n1 + NODE_POINT, n2 + NODE_POINT);
+    if (axis) uf_union(c, n1 + NODE_AXIS, n2 + NODE_AXIS);
+    if (ref) uf_union(c, n1 + NODE_REF, n2 + NODE_REF);
+  }
+}
+
+static const double* node_local(const compiler* c, int node) {
+  const marker_frame* f = &c->mk[node / 3];
+  switch (node % 3) {
+    case NODE_POINT: return f->p;
+    case NODE_AXIS: return c->dim == 2 ? f->x : f->z;
+    default: return f->x;
+  }
+}
+
+/* One element per class of joined nodes; fixed when the class holds a ground marker. */
+static mb_status create_shared_elements(compiler* c) {
+  int nnode = 3 * c->nmk;
+  for (int i = 0; i < nnode; i++) c->node_elem[i] = -1;
+  for (int i = 0; i < nnode; i++) {
+    if (!c->active[i]) continue;
+    int root = uf_find(c->parent, i);
+    if (c->node_elem[root] >= 0) {
+      c->node_elem[i] = c->node_elem[root];
+      continue;
+    }
+    /* first node of the class: find a ground node, which fixes the element */
+    int ground_node = -1;
+    for (int k = 0; k < nnode; k++)
+      if (c->active[k] && uf_find(c->parent, k) == root && c->mk[k / 3].body < 0) {
+        if (ground_node >= 0) {
+          double diff[3];
+          for (int t = 0; t < 3; t++) diff[t] = node_local(c, k)[t] - node_local(c, ground_node)[t];
+          if (mbu_norm3(diff) > 1e-9)
+            return mb_error_set(c->err, MB_ERR_MODEL,
+                                "joints: ground markers %s and %s are joined through bodies but "
+                                "do not coincide",
+                                c->d->ground_marker[ground_node / 3].name,
+                                c->d->ground_marker[k / 3].name);
+        } else {
+          ground_node = k;
+        }
+      }
+    int kind = i % 3 == NODE_POINT ? MB_ELEM_POINT : MB_ELEM_VECTOR;
+    double value[3];
+    int src = ground_node >= 0 ? ground_node : i;
+    body_to_global(c, c->mk[src / 3].body, kind == MB_ELEM_POINT, node_local(c, src), value);
+    int e = new_elem(c, kind, ground_node >= 0, value);
+    if (e < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
+    c->node_elem[root] = c->node_elem[i] = e;
+  }
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   step 3: bases */
+
+static mb_status body_attach(compiler* c, int b, int elem, const double* local) {
+  body_base* bb = &c->base[b];
+  for (int i = 0; i < bb->natt; i++) {
+    if (bb->att[i].elem != elem) continue;
+    double diff[3];
+    for (int k = 0; k < 3; k++) diff[k] = bb->att[i].local[k] - local[k];
+    if (mbu_norm3(diff) > 1e-9)
+      return mb_error_set(c->err, MB_ERR_MODEL,
+                          "bodies[%d] (%s): two of its markers are joined to the same %s but "
+                          "differ by %g in local coordinates",
+                          b, c->d->body[b].name,
+                          c->elem_kind[elem] == MB_ELEM_POINT ? "point" : "axis",
+                          mbu_norm3(diff));
+    return MB_OK;
+  }
+  bb->att[bb->natt].elem = elem;
+  memcpy(bb->att[bb->natt].local, local, 3 * sizeof(double));
+  bb->natt++;
+  return MB_OK;
+}
+
+/* Distance of a unit vector from the span of the accepted base directions. */
+static double independence(const double* v, double (*ortho)[3], int n) {
+  double u[3], r[3];
+  memcpy(u, v, sizeof u);
+  if (!normalize3(u)) return 0;
+  orthogonal_part(u, ortho, n, r);
+  return mbu_norm3(r);
+}
+
+static void accept_direction(const double* v, double (*ortho)[3], int* n) {
+  double r[3], u[3];
+  memcpy(u, v, sizeof u);
+  normalize3(u);
+  orthogonal_part(u, ortho, *n, r);
+  normalize3(r);
+  memcpy(ortho[(*n)++], r, sizeof r);
+}
+
+static mb_status choose_base(compiler* c, int b) {
+  body_base* bb = &c->base[b];
+  const mb_body_desc* bd = &c->d->body[b];
+  const int need = c->dim == 3 ? 3 : 1;
+  const double min_independence = 0.25;
+  double value[3];
+
+  /* origin: the first point the joints give, else a private point at the centre of mass */
+  bb->origin = -1;
+  for (int i = 0; i < bb->natt && bb->origin < 0; i++)
+    if (c->elem_kind[bb->att[i].elem] == MB_ELEM_POINT) {
+      bb->origin = bb->att[i].elem;
+      memcpy(bb->p0, bb->att[i].local, sizeof bb->p0);
+    }
+  if (bb->origin < 0) {
+    double com[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
+    body_to_global(c, b, 1, com, value);
+    bb->origin = new_elem(c, MB_ELEM_POINT, 0, value);
+    if (bb->origin < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
+    memcpy(bb->p0, com, sizeof com);
+    mb_status st = body_attach(c, b, bb->origin, com);
+    if (st != MB_OK) return st;
+  }
+
+  /* vectors: joint axes first, then differences to other joint points, greedily independent */
+  double ortho[3][3];
+  int northo = 0;
+  bb->nvec = 0;
+  for (int pass = 0; pass < 2 && bb->nvec < need; pass++)
+    for (int i = 0; i < bb->natt && bb->nvec < need; i++) {
+      const attach* a = &bb->att[i];
+      int is_point = c->elem_kind[a->elem] == MB_ELEM_POINT;
+      if (a->elem == bb->origin || is_point != (pass == 1)) continue;
+      base_vec v = {is_point ? BASE_DIFF : BASE_VECTOR, a->elem, bb->origin, {0, 0, 0}};
+      for (int k = 0; k < 3; k++) v.v[k] = a->local[k] - (is_point ? bb->p0[k] : 0);
+      if (is_point && mbu_norm3(v.v) < 1e-6) continue;
+      if (independence(v.v, ortho, northo) < min_independence) continue;
+      accept_direction(v.v, ortho, &northo);
+      bb->vec[bb->nvec++] = v;
+    }
+  /* private unit vectors along the local axes most orthogonal to what the base has */
+  while (bb->nvec < need) {
+    int best = 0;
+    double best_ind = -1;
+    for (int k = 0; k < c->dim; k++) {
+      double e[3] = {0, 0, 0};
+      e[k] = 1;
+      double ind = independence(e, ortho, northo);
+      if (ind > best_ind) best_ind = ind, best = k;
+    }
+    double e[3] = {0, 0, 0};
+    e[best] = 1;
+    body_to_global(c, b, 0, e, value);
+    int elem = new_elem(c, MB_ELEM_VECTOR, 0, value);
+    if (elem < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
+    mb_status st = body_attach(c, b, elem, e);
+    if (st != MB_OK) return st;
+    accept_direction(e, ortho, &northo);
+    bb->vec[bb->nvec++] = (base_vec){BASE_VECTOR, elem, -1, {e[0], e[1], e[2]}};
+  }
+
+  /* inverse of the local base matrix: spatial [v1 v2 v3], planar [v1, R90 v1] */
+  double X0[9] = {0};
+  if (c->dim == 3) {
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 3; k++) X0[3 * r + k] = bb->vec[k].v[r];
+  } else {
+    const double* v = bb->vec[0].v;
+    X0[0] = v[0], X0[1] = -v[1], X0[3] = v[1], X0[4] = v[0], X0[8] = 1;
+  }
+  if (!invert3(X0, bb->X0inv))
+    return mb_error_set(c->err, MB_ERR_MODEL, "bodies[%d] (%s): degenerate marker geometry", b,
+                        bd->name);
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   linear vectors */
+
+static void W_identity(double s, double* W) {
+  memset(W, 0, 9 * sizeof(double));
+  W[0] = W[4] = W[8] = s;
+}
+
+static int lvec_begin(mb_model* m) {
+  int lv = m->nlvec++;
+  m->lvec_termadr[lv] = m->nterm;
+  m->lvec_termnum[lv] = 0;
+  memset(m->lvec_const + 3 * lv, 0, 3 * sizeof(double));
+  return lv;
+}
+
+/* Adds W * element to the linear vector being built (it must be the last one begun). */
+static void lvec_add_elem(mb_model* m, int lv, int elem, const double* W) {
+  const int dim = m->dim;
+  if (m->elem_qadr[elem] < 0) {
+    const double* x = m->elem_q0 + 3 * elem;
+    for (int r = 0; r < dim; r++)
+      for (int j = 0; j < dim; j++) m->lvec_const[3 * lv + r] += W[3 * r + j] * x[j];
+    return;
+  }
+  int qadr = m->elem_qadr[elem];
+  for (int k = m->lvec_termadr[lv]; k < m->lvec_termadr[lv] + m->lvec_termnum[lv]; k++)
+    if (m->term_qadr[k] == qadr) {
+      for (int i = 0; i < 9; i++) m->term_W[9 * k + i] += W[i];
+      return;
+    }
+  int k = m->nterm++;
+  m->term_qadr[k] = qadr;
+  memcpy(m->term_W + 9 * k, W, 9 * sizeof(double));
+  m->lvec_termnum[lv]++;
+}
+
+/* Adds s * (another linear vector) to the one being built. */
+static void lvec_add_lvec(mb_model* m, int lv, int src, double s) {
+  for (int r = 0; r < 3; r++) m->lvec_const[3 * lv + r] += s * m->lvec_const[3 * src + r];
+  int end = m->lvec_termadr[src] + m->lvec_termnum[src];
+  for (int k = m->lvec_termadr[src]; k < end; k++) {
+    int qadr = m->term_qadr[k], found = -1;
+    for (int t = m->lvec_termadr[lv]; t < m->lvec_termadr[lv] + m->lvec_termnum[lv]; t++)
+      if (m->term_qadr[t] == qadr) found = t;
+    if (found < 0) {
+      found = m->nterm++;
+      m->term_qadr[found] = qadr;
+      memset(m->term_W + 9 * found, 0, 9 * sizeof(double));
+      m->lvec_termnum[lv]++;
+    }
+    for (int i = 0; i < 9; i++) m->term_W[9 * found + i] += s * m->term_W[9 * k + i];
+  }
+}
+
+static void lvec_add_base(mb_model* m, int lv, const base_vec* v, const double* W) {
+  lvec_add_elem(m, lv, v->e, W);
+  if (v->kind == BASE_DIFF) {
+    double negW[9];
+    for (int i = 0; i < 9; i++) negW[i] = -W[i];
+    lvec_add_elem(m, lv, v->e0, negW);
+  }
+}
+
+/* Adds s * (the body map of a local point or direction) to linear vector lv. */
+static void lvec_add_body_map(compiler* c, int lv, int b, int is_point, const double* local,
+                              double s) {
+  mb_model* m = c->m;
+  const body_base* bb = &c->base[b];
+  double off[3], a[3], W[9];
+  for (int k = 0; k < 3; k++) off[k] = local[k] - (is_point ? bb->p0[k] : 0);
+  mat3_vec(bb->X0inv, off, a);
+  if (is_point) {
+    W_identity(s, W);
+    lvec_add_elem(m, lv, bb->origin, W);
+  }
+  if (c->dim == 3) {
+    for (int k = 0; k < 3; k++) {
+      W_identity(s * a[k], W);
+      lvec_add_base(m, lv, &bb->vec[k], W);
+    }
+  } else {
+    /* planar: a v1 + b R90 v1 = (a I + b R90) v1 */
+    double P[9] = {s * a[0], -s * a[1], 0, s * a[1], s * a[0], 0, 0, 0, 0};
+    lvec_add_base(m, lv, &bb->vec[0], P);
+  }
+}
+
+static int lvec_body_map(compiler* c, int b, int is_point, const double* local) {
+  int lv = lvec_begin(c->m);
+  if (b < 0) {
+    memcpy(c->m->lvec_const + 3 * lv, local, 3 * sizeof(double));
+  } else {
+    lvec_add_body_map(c, lv, b, is_point, local, 1);
+  }
+  return lv;
+}
+
+static int lvec_constant(mb_model* m, const double* v) {
+  int lv = lvec_begin(m);
+  memcpy(m->lvec_const + 3 * lv, v, 3 * sizeof(double));
+  return lv;
+}
+
+static int lvec_difference(mb_model* m, int a, int b) {
+  int lv = lvec_begin(m);
+  lvec_add_lvec(m, lv, a, 1);
+  lvec_add_lvec(m, lv, b, -1);
+  return lv;
+}
+
+static int lvec_of_base(mb_model* m, const base_vec* v) {
+  double W[9];
+  W_identity(1, W);
+  int lv = lvec_begin(m);
+  lvec_add_base(m, lv, v, W);
+  return lv;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   constraints */
+
+static int add_con(compiler* c, int kind, int a0, int b0, int a1, int b1, double value, int func,
+                   const char* label) {
+  mb_model* m = c->m;
+  int i = m->ncon++;
+  m->con_kind[i] = kind;
+  int* lv = m->con_lvec + 4 * i;
+  lv[0] = a0, lv[1] = b0, lv[2] = a1, lv[3] = b1;
+  m->con_value[i] = value;
+  m->con_func[i] = func;
+  snprintf(m->con_label + MB_LABEL_LEN * i, MB_LABEL_LEN, "%s", label);
+  return i;
+}
+
+static int lvec_is_constant(const mb_model* m, int lv) { return m->lvec_termnum[lv] == 0; }
+
+/* Identity of a base vector for de-duplicating rigid constraints shared between bodies. */
+static void base_identity(const base_vec* v, int* id, double* sign) {
+  *sign = 1;
+  if (v->kind == BASE_VECTOR) {
+    id[0] = v->e, id[1] = -1;
+  } else if (v->e < v->e0) {
+    id[0] = v->e, id[1] = v->e0;
+  } else {
+    id[0] = v->e0, id[1] = v->e, *sign = -1;
+  }
+}
+
+static mb_status rigid_constraints(compiler* c, int b) {
+  mb_model* m = c->m;
+  const body_base* bb = &c->base[b];
+  const char* name = c->d->body[b].name;
+  int lv[3];
+  for (int k = 0; k < bb->nvec; k++) lv[k] = lvec_of_base(m, &bb->vec[k]);
+  for (int i = 0; i < bb->nvec; i++)
+    for (int j = i; j < bb->nvec; j++) {
+      double value = mbu_dot3(bb->vec[i].v, bb->vec[j].v);
+      /* canonical key: the same dot product may come from two bodies sharing elements */
+      int idi[2], idj[2];
+      double si, sj;
+      base_identity(&bb->vec[i], idi, &si);
+      base_identity(&bb->vec[j], idj, &sj);
+      int key[4];
+      if (idi[0] < idj[0] || (idi[0] == idj[0] && idi[1] <= idj[1]))
+        key[0] = idi[0], key[1] = idi[1], key[2] = idj[0], key[3] = idj[1];
+      else
+        key[0] = idj[0], key[1] = idj[1], key[2] = idi[0], key[3] = idi[1];
+      double canonical = value * si * sj;
+      int seen = 0;
+      for (int k = 0; k < c->nkeys && !seen; k++)
+        if (!memcmp(c->keys[k].id, key, sizeof key)) {
+          seen = 1;
+          if (fabs(c->keys[k].value - canonical) > 1e-9 * (1 + fabs(canonical)))
+            return mb_error_set(c->err, MB_ERR_MODEL,
+                                "bodies[%d] (%s): inconsistent joints: markers shared with "
+                                "another body are placed differently on the two bodies",
+                                b, name);
+        }
+      if (seen) continue;
+      memcpy(c->keys[c->nkeys].id, key, sizeof key);
+      c->keys[c->nkeys++].value = canonical;
+      if (lvec_is_constant(m, lv[i]) && lvec_is_constant(m, lv[j])) {
+        double actual = mbu_dot3(m->lvec_const + 3 * lv[i], m->lvec_const + 3 * lv[j]);
+        if (fabs(actual - value) > 1e-6 * (1 + fabs(value)))
+          return mb_error_set(c->err, MB_ERR_MODEL,
+                              "bodies[%d] (%s): inconsistent joints: its ground attachments "
+                              "do not fit the body's markers (%g instead of %g)",
+                              b, name, actual, value);
+        continue;
+      }
+      char label[MB_LABEL_LEN];
+      snprintf(label, sizeof label, "body %s: rigid", name);
+      add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, -1, label);
+    }
+  return MB_OK;
+}
+
+/* Elements a body touches beyond its base follow the base linearly. */
+static mb_status extra_element_constraints(compiler* c, int b) {
+  mb_model* m = c->m;
+  const body_base* bb = &c->base[b];
+  const char* name = c->d->body[b].name;
+  for (int i = 0; i < bb->natt; i++) {
+    int e = bb->att[i].elem, in_base = e == bb->origin;
+    for (int k = 0; k < bb->nvec; k++)
+      if (bb->vec[k].e == e) in_base = 1;
+    if (in_base) continue;
+    int is_point = m->elem_kind[e] == MB_ELEM_POINT;
+    double W[9];
+    W_identity(1, W);
+    int lv = lvec_begin(m);
+    lvec_add_elem(m, lv, e, W);
+    lvec_add_body_map(c, lv, b, is_point, bb->att[i].local, -1);
+    if (lvec_is_constant(m, lv)) {
+      if (mbu_norm3(m->lvec_const + 3 * lv) > 1e-6)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "bodies[%d] (%s): inconsistent joints: its ground attachments do "
+                            "not fit the body's markers",
+                            b, name);
+      continue;
+    }
+    char label[MB_LABEL_LEN];
+    snprintf(label, sizeof label, "body %s: marker on base", name);
+    for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, -1, label);
+  }
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   joint measures and joint constraints */
+
+static void joint_measures(compiler* c, int j) {
+  mb_model* m = c->m;
+  const mb_joint_desc* jd = &c->d->joint[j];
+  int mk1 = marker_index(c, jd->body[0], jd->marker[0]);
+  int mk2 = marker_index(c, jd->body[1], jd->marker[1]);
+  int* meas = m->joint_measure + 6 * j;
+  for (int k = 0; k < 6; k++) meas[k] = -1;
+  int has_angle = jd->type == MB_JOINT_REVOLUTE || jd->type == MB_JOINT_CYLINDRICAL;
+  int has_translation = jd->type == MB_JOINT_PRISMATIC || jd->type == MB_JOINT_CYLINDRICAL;
+  /* angle: sine x2 . y1, cosine x2 . x1 */
+  int x1 = c->dim == 2 ? m->marker_axis[mk1] : m->marker_ref[mk1];
+  int x2 = c->dim == 2 ? m->marker_axis[mk2] : m->marker_ref[mk2];
+  if (has_angle) meas[0] = x2, meas[1] = m->marker_third[mk1], meas[2] = x1;
+  /* translation: (r2 - r1) . z1 */
+  if (has_translation) {
+    meas[3] = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
+    meas[4] = m->marker_axis[mk1];
+  }
+}
+
+static void joint_constraints(compiler* c, int j) {
+  mb_model* m = c->m;
+  const mb_joint_desc* jd = &c->d->joint[j];
+  int mk1 = marker_index(c, jd->body[0], jd->marker[0]);
+  int mk2 = marker_index(c, jd->body[1], jd->marker[1]);
+  char label[MB_LABEL_LEN];
+  snprintf(label, sizeof label, "joint %s", jd->name);
+  int rel = -1;
+  switch (jd->type) {
+    case MB_JOINT_UNIVERSAL:
+      add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_axis[mk2], -1, -1, 0, -1, label);
+      break;
+    case MB_JOINT_CYLINDRICAL:
+    case MB_JOINT_PRISMATIC:
+      if (c->dim == 2) {
+        rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
+        add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, -1, label);
+        break;
+      }
+      rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
+      add_con(c, MB_CON_DOT, rel, m->marker_ref[mk1], -1, -1, 0, -1, label);
+      add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, -1, label);
+      break;
+    case MB_JOINT_PLANAR:
+      rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
+      add_con(c, MB_CON_DOT, rel, m->marker_axis[mk1], -1, -1, 0, -1, label);
+      break;
+    default:
+      break; /* revolute, spherical, fixed: expressed entirely by shared elements */
+  }
+}
+
+/* A measure (angle or translation of a joint) set equal to value + f(t): kind and lvecs. */
+static int measure_constraint(const mb_model* m, int joint, mb_coord_type coord, int* lv) {
+  const int* meas = m->joint_measure + 6 * joint;
+  if (coord == MB_COORD_ANGLE) {
+    lv[0] = meas[0], lv[1] = meas[1], lv[2] = meas[0], lv[3] = meas[2];
+    return MB_CON_ANGLE;
+  }
+  lv[0] = meas[3], lv[1] = meas[4], lv[2] = lv[3] = -1;
+  return MB_CON_DOT;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   time functions */
+
+static int add_func(compiler* c, const mb_func_desc* f) {
+  mb_model* m = c->m;
+  int i = m->nfunc++;
+  int n = f->ncoef;
+  m->func_type[i] = f->type;
+  m->func_adr[i] = m->nfuncdata;
+  m->func_num[i] = n;
+  double* data = m->func_data + m->nfuncdata;
+  for (int k = 0; k < n; k++) data[k] = f->coef[k].value;
+  if (f->type == MB_FUNC_TABLE) {
+    memcpy(data + n, f->time, n * sizeof(double));
+    double* work = malloc(2 * n * sizeof(double));
+    if (work) mbu_spline_setup(n, data + n, data, data + 2 * n, work);
+    free(work);
+    m->nfuncdata += 3 * n;
+  } else {
+    m->nfuncdata += n;
+  }
+  return i;
+}
+
+static int func_storage(const mb_func_desc* f) {
+  return f->type == MB_FUNC_TABLE ? 3 * f->ncoef : f->ncoef;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   mass matrix and gravity */
+
+static void body_inertia(compiler* c, int b) {
+  mb_model* m = c->m;
+  const mb_body_desc* bd = &c->d->body[b];
+  const double mass = bd->mass.value;
+  const double g[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
+  /* second moment about the centre of mass, S = tr(I)/2 Id - I (planar: Izz/2 per axis) */
+  double S[3][3] = {{0}};
+  if (c->dim == 2) {
+    S[0][0] = S[1][1] = bd->inertia[2].value / 2;
+  } else {
+    const double Ixx = bd->inertia[0].value, Iyy = bd->inertia[1].value;
+    const double Izz = bd->inertia[2].value, Ixy = bd->inertia[3].value;
+    const double Ixz = bd->inertia[4].value, Iyz = bd->inertia[5].value;
+    double half = (Ixx + Iyy + Izz) / 2;
+    S[0][0] = half - Ixx, S[1][1] = half - Iyy, S[2][2] = half - Izz;
+    S[0][1] = S[1][0] = -Ixy, S[0][2] = S[2][0] = -Ixz, S[1][2] = S[2][1] = -Iyz;
+  }
+  /* r(p) = O + sum_k p_k E_k: M += integral of J(p)^T J(p) dm over the body */
+  const int O = m->body_origin[b];
+  const int* E = m->body_axes + 3 * b;
+  mb_lvec_add_jtgj(m, O, O, mass, NULL, m->mass);
+  for (int k = 0; k < c->dim; k++) {
+    mb_lvec_add_jtgj(m, O, E[k], mass * g[k], NULL, m->mass);
+    mb_lvec_add_jtgj(m, E[k], O, mass * g[k], NULL, m->mass);
+    for (int l = 0; l < c->dim; l++)
+      mb_lvec_add_jtgj(m, E[k], E[l], mass * g[k] * g[l] + S[k][l], NULL, m->mass);
+  }
+  mb_lvec_add_jtw(m, m->body_com[b], mass, m->gravity, m->gravity_force);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   sensors */
+
+static int sensor_columns(int dim, const mb_sensor_desc* s) {
+  if (s->component >= 0) return 1;
+  switch (s->type) {
+    case MB_SENSOR_POINT_POSITION:
+    case MB_SENSOR_POINT_VELOCITY:
+    case MB_SENSOR_POINT_ACCELERATION: return dim;
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+    case MB_SENSOR_BODY_ANGLES: return dim == 2 ? 1 : 3;
+    default: return 1;
+  }
+}
+
+static void sensor_setup(compiler* c) {
+  mb_model* m = c->m;
+  static const char* axis_names[3] = {"x", "y", "z"};
+  static const char* angle_names[3] = {"yaw", "pitch", "roll"};
+  for (int i = 0; i < c->d->nsensor; i++) {
+    const mb_sensor_desc* s = &c->d->sensor[i];
+    m->sensor_type[i] = s->type;
+    m->sensor_component[i] = s->component;
+    int* ref = m->sensor_ref + 2 * i;
+    ref[0] = ref[1] = -1;
+    switch (s->type) {
+      case MB_SENSOR_POINT_POSITION:
+      case MB_SENSOR_POINT_VELOCITY:
+      case MB_SENSOR_POINT_ACCELERATION: ref[0] = marker_index(c, s->body, s->marker); break;
+      case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+      case MB_SENSOR_BODY_ANGLES: ref[0] = s->body; break;
+      case MB_SENSOR_JOINT_COORDINATE:
+      case MB_SENSOR_JOINT_RATE: ref[0] = s->joint, ref[1] = s->coord; break;
+      case MB_SENSOR_SPRING_LENGTH:
+      case MB_SENSOR_SPRING_FORCE: ref[0] = s->force; break;
+      default: break;
+    }
+    int ncol = sensor_columns(c->dim, s);
+    m->sensor_outadr[i] = m->nout;
+    m->sensor_outnum[i] = ncol;
+    int angles = s->type == MB_SENSOR_BODY_ANGLES && c->dim == 3;
+    int planar_rot = (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY) && c->dim == 2;
+    for (int k = 0; k < ncol; k++) {
+      char* name = m->out_name + MB_LABEL_LEN * m->nout++;
+      if (ncol == 1 || planar_rot)
+        snprintf(name, MB_LABEL_LEN, "%s", s->name);
+      else
+        snprintf(name, MB_LABEL_LEN, "%s.%s", s->name, angles ? angle_names[k] : axis_names[k]);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the compiler */
+
+static caps model_caps(const compiler* c, int nq) {
+  const mb_desc* d = c->d;
+  caps k;
+  memset(&k, 0, sizeof k);
+  int natt = 0;
+  for (int b = 0; b < d->nbody; b++) natt += c->base[b].natt;
+  k.nelem = c->nelem;
+  k.nbody = d->nbody;
+  k.nmarker = c->nmk;
+  k.njoint = d->njoint;
+  k.nforce = d->nforce;
+  k.nsensor = d->nsensor;
+  k.npres = d->nprescribe;
+  k.nq = nq;
+  /* linear vectors: markers (4), bodies (origin, axes, com, base), extra elements, joints,
+     prescriptions, constants */
+  k.nlvec = 4 * c->nmk + 10 * d->nbody + natt + 2 * d->njoint + 4 * d->nprescribe + 8;
+  k.nterm = 8 * k.nlvec;
+  k.ncon = 6 * d->nbody + 3 * natt + 2 * d->njoint + d->ndriver;
+  k.nfunc = d->ndriver + 3 * d->nforce;
+  k.nfuncdata = 0;
+  for (int i = 0; i < d->ndriver; i++) k.nfuncdata += func_storage(&d->driver[i].func);
+  for (int i = 0; i < d->nforce; i++)
+    for (int j = 0; j < 3; j++) k.nfuncdata += func_storage(&d->force[i].func[j]);
+  k.nout = 0;
+  for (int i = 0; i < d->nsensor; i++) k.nout += sensor_columns(d->dim, &d->sensor[i]);
+  return k;
+}
+
+static mb_status build_model(compiler* c) {
+  const mb_desc* d = c->d;
+  mb_model* m = c->m;
+  mb_status st;
+
+  /* constants: global unit vectors */
+  for (int r = 0; r < 3; r++) {
+    double e[3] = {0, 0, 0};
+    e[r] = 1;
+    c->ex[r] = lvec_constant(m, e);
+  }
+
+  /* markers */
+  for (int i = 0; i < c->nmk; i++) {
+    const marker_frame* f = &c->mk[i];
+    m->marker_body[i] = f->body;
+    m->marker_point[i] = lvec_body_map(c, f->body, 1, f->p);
+    if (c->dim == 2) {
+      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->x);
+      m->marker_ref[i] = -1;
+      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y);
+    } else {
+      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->z);
+      m->marker_ref[i] = lvec_body_map(c, f->body, 0, f->x);
+      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y);
+    }
+  }
+
+  /* bodies: frame, centre of mass, rigid and extra-element constraints, inertia */
+  for (int b = 0; b < d->nbody; b++) {
+    const mb_body_desc* bd = &d->body[b];
+    const double origin[3] = {0, 0, 0};
+    m->body_origin[b] = lvec_body_map(c, b, 1, origin);
+    for (int k = 0; k < 3; k++) {
+      double e[3] = {0, 0, 0};
+      e[k] = 1;
+      m->body_axes[3 * b + k] = k < c->dim ? lvec_body_map(c, b, 0, e) : -1;
+    }
+    const double com[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
+    m->body_com[b] = lvec_body_map(c, b, 1, com);
+    m->body_mass[b] = bd->mass.value;
+    snprintf(m->body_name + MB_NAME_LEN * b, MB_NAME_LEN, "%s", bd->name);
+    if ((st = rigid_constraints(c, b)) != MB_OK) return st;
+    if ((st = extra_element_constraints(c, b)) != MB_OK) return st;
+  }
+  for (int b = 0; b < d->nbody; b++) body_inertia(c, b);
+
+  /* joints */
+  for (int j = 0; j < d->njoint; j++) {
+    m->joint_type[j] = d->joint[j].type;
+    snprintf(m->joint_name + MB_NAME_LEN * j, MB_NAME_LEN, "%s", d->joint[j].name);
+    joint_measures(c, j);
+    joint_constraints(c, j);
+  }
+
+  /* drivers: the joint coordinate follows f(t) */
+  for (int i = 0; i < d->ndriver; i++) {
+    const mb_driver_desc* dr = &d->driver[i];
+    int lv[4];
+    int kind = measure_constraint(m, dr->joint, dr->coord, lv);
+    char label[MB_LABEL_LEN];
+    snprintf(label, sizeof label, "driver %s", dr->name);
+    add_con(c, kind, lv[0], lv[1], lv[2], lv[3], 0, add_func(c, &dr->func), label);
+  }
+
+  /* prescribed initial coordinates */
+  for (int i = 0; i < d->nprescribe; i++) {
+    const mb_prescribe_desc* p = &d->prescribe[i];
+    int* lv = m->pres_lvec + 4 * i;
+    switch (p->type) {
+      case MB_PRESCRIBE_JOINT:
+        m->pres_kind[i] = measure_constraint(m, p->joint, p->coord, lv);
+        break;
+      case MB_PRESCRIBE_BODY_ANGLE:
+        m->pres_kind[i] = MB_CON_ANGLE;
+        lv[0] = m->body_axes[3 * p->body], lv[1] = c->ex[1];
+        lv[2] = lv[0], lv[3] = c->ex[0];
+        break;
+      case MB_PRESCRIBE_POINT:
+        m->pres_kind[i] = MB_CON_DOT;
+        lv[0] = m->marker_point[marker_index(c, p->body, p->marker)];
+        lv[1] = c->ex[p->component], lv[2] = lv[3] = -1;
+        break;
+    }
+    m->pres_has_value[i] = p->has_value;
+    m->pres_value[i] = p->value.value;
+    m->pres_has_rate[i] = p->has_rate;
+    m->pres_rate[i] = p->rate.value;
+  }
+  m->npres = d->nprescribe;
+
+  /* force elements */
+  for (int i = 0; i < d->nforce; i++) {
+    const mb_force_desc* f = &d->force[i];
+    m->force_type[i] = f->type;
+    snprintf(m->force_name + MB_NAME_LEN * i, MB_NAME_LEN, "%s", f->name);
+    m->force_lvec[2 * i] = m->force_lvec[2 * i + 1] = -1;
+    m->force_body[i] = f->body[0];
+    for (int k = 0; k < 3; k++) m->force_func[3 * i + k] = -1;
+    if (f->type == MB_FORCE_SPRING) {
+      m->force_lvec[2 * i] = m->marker_point[marker_index(c, f->body[0], f->marker[0])];
+      m->force_lvec[2 * i + 1] = m->marker_point[marker_index(c, f->body[1], f->marker[1])];
+      m->force_k[i] = f->stiffness.value;
+      m->force_c[i] = f->damping.value;
+      m->force_l0[i] = f->natural_length.value;
+      m->force_f0[i] = f->force.value;
+      continue;
+    }
+    if (f->type == MB_FORCE_POINT)
+      m->force_lvec[2 * i] = m->marker_point[marker_index(c, f->body[0], f->marker[0])];
+    int ncomp = f->type == MB_FORCE_TORQUE && c->dim == 2 ? 1 : c->dim;
+    for (int k = 0; k < ncomp; k++)
+      if (f->func[k].ncoef > 0) m->force_func[3 * i + k] = add_func(c, &f->func[k]);
+  }
+
+  sensor_setup(c);
+  return MB_OK;
+}
+
+mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
+  *out = NULL;
+  mb_error_clear(err);
+  if (!d || (d->dim != 2 && d->dim != 3) || d->nbody < 1)
+    return mb_error_set(err, MB_ERR_ARGUMENT, "model: needs dimension 2 or 3 and at least one body");
+
+  compiler c;
+  memset(&c, 0, sizeof c);
+  c.d = d;
+  c.err = err;
+  c.dim = d->dim;
+  mb_status st = MB_ERR_MEMORY;
+
+  /* markers, ground first */
+  c.nmk = d->nground_marker;
+  c.mk_adr = calloc(d->nbody + 1, sizeof(int));
+  c.R = calloc(d->nbody, sizeof *c.R);
+  c.base = calloc(d->nbody, sizeof *c.base);
+  if (!c.mk_adr || !c.R || !c.base) goto fail;
+  for (int b = 0; b < d->nbody; b++) {
+    c.mk_adr[b] = c.nmk;
+    c.nmk += d->body[b].nmarker;
+    rotation_from_pose(c.dim, d->body[b].orientation, c.R[b]);
+  }
+  c.mk = calloc(c.nmk + 1, sizeof *c.mk);
+  c.parent = calloc(3 * c.nmk + 1, sizeof(int));
+  c.active = calloc(3 * c.nmk + 1, sizeof(int));
+  c.node_elem = calloc(3 * c.nmk + 1, sizeof(int));
+  if (!c.mk || !c.parent || !c.active || !c.node_elem) goto fail;
+  for (int i = 0; i < 3 * c.nmk; i++) c.parent[i] = i;
+  setup_markers(&c);
+
+  /* shared elements, then each body's attachments and base */
+  share_joint_nodes(&c);
+  if ((st = create_shared_elements(&c)) != MB_OK) goto fail;
+  st = MB_ERR_MEMORY;
+  for (int b = 0; b < d->nbody; b++) {
+    c.base[b].att = calloc(3 * d->body[b].nmarker + 4, sizeof(attach));
+    if (!c.base[b].att) goto fail;
+  }
+  for (int i = 0; i < 3 * c.nmk; i++) {
+    int b = c.mk[i / 3].body;
+    if (!c.active[i] || b < 0) continue;
+    if ((st = body_attach(&c, b, c.node_elem[i], node_local(&c, i))) != MB_OK) goto fail;
+  }
+  for (int b = 0; b < d->nbody; b++)
+    if ((st = choose_base(&c, b)) != MB_OK) goto fail;
+
+  /* coordinates of the free elements */
+  int nq = 0;
+  caps k = model_caps(&c, 0);
+  int* qadr = calloc(c.nelem + 1, sizeof(int));
+  if (!qadr) goto fail;
+  for (int e = 0; e < c.nelem; e++) {
+    qadr[e] = c.elem_fixed[e] ? -1 : nq;
+    if (!c.elem_fixed[e]) nq += c.dim;
+  }
+  k.nq = nq;
+  k.nelem = c.nelem;
+  c.keys = calloc(k.ncon + 1, sizeof *c.keys);
+  c.m = model_alloc(k);
+  if (!c.m || !c.keys) {
+    free(qadr);
+    st = MB_ERR_MEMORY;
+    goto fail;
+  }
+  mb_model* m = c.m;
+  m->dim = c.dim;
+  m->nq = nq;
+  m->nelem = c.nelem;
+  m->nbody = d->nbody;
+  m->nmarker = c.nmk;
+  m->njoint = d->njoint;
+  m->nforce = d->nforce;
+  m->nsensor = d->nsensor;
+  m->opt = d->settings;
+  for (int r = 0; r < 3; r++) m->gravity[r] = r < c.dim ? d->gravity[r].value : 0;
+  for (int e = 0; e < c.nelem; e++) {
+    m->elem_kind[e] = c.elem_kind[e];
+    m->elem_qadr[e] = qadr[e];
+    memcpy(m->elem_q0 + 3 * e, c.elem_val + 3 * e, 3 * sizeof(double));
+  }
+  free(qadr);
+  if ((st = build_model(&c)) != MB_OK) goto fail;
+  if (m->ncon > k.ncon || m->nlvec > k.nlvec || m->nterm > k.nterm) {
+    st = mb_error_set(err, MB_ERR_MODEL, "model: internal capacity exceeded");
+    goto fail;
+  }
+  *out = c.m;
+  c.m = NULL;
+  st = MB_OK;
+
+fail:
+  if (st == MB_ERR_MEMORY && err && err->status == MB_OK)
+    mb_error_set(err, MB_ERR_MEMORY, "model: out of memory while compiling");
+  mb_model_free(c.m);
+  if (c.base)
+    for (int b = 0; b < d->nbody; b++) free(c.base[b].att);
+  free(c.base);
+  free(c.mk_adr);
+  free(c.R);
+  free(c.mk);
+  free(c.parent);
+  free(c.active);
+  free(c.node_elem);
+  free(c.keys);
+  free(c.elem_kind);
+  free(c.elem_fixed);
+  free(c.elem_val);
+  return st;
+}

@@ -1,0 +1,209 @@
+/* Generalised forces Q of gravity, spring-damper-actuators, point forces and torques, with the
+   exact stiffness K = -dQ/dq and damping C = -dQ/dqd the Newton matrix needs (seed 001, eq. 5). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* spring geometry: d = r2 - r1, length, unit direction, rate of d and of the length */
+typedef struct spring_state {
+  double d[3], dd[3], u[3], length, rate;
+} spring_state;
+
+static void spring_eval(const mb_model* m, int i, const double* q, const double* qd,
+                        spring_state* s) {
+  const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
+  double ra[3], rb[3], va[3], vb[3];
+  mb_lvec_eval(m, a, q, ra);
+  mb_lvec_eval(m, b, q, rb);
+  mb_lvec_rate(m, a, qd, va);
+  mb_lvec_rate(m, b, qd, vb);
+  for (int k = 0; k < 3; k++) s->d[k] = rb[k] - ra[k], s->dd[k] = vb[k] - va[k];
+  s->length = mbu_norm3(s->d);
+  /* a spring of zero length has no direction: it then exerts no force */
+  double inv = s->length > 1e-12 ? 1 / s->length : 0;
+  for (int k = 0; k < 3; k++) s->u[k] = s->d[k] * inv;
+  s->rate = mbu_dot3(s->u, s->dd);
+}
+
+static double spring_tension(const mb_model* m, int i, const spring_state* s) {
+  return m->force_k[i] * (s->length - m->force_l0[i]) + m->force_c[i] * s->rate + m->force_f0[i];
+}
+
+/* A += s (J_b - J_a)^T G (J_b - J_a) */
+static void add_difference_form(const mb_model* m, int a, int b, double s, const double* G,
+                                double* A) {
+  mb_lvec_add_jtgj(m, b, b, s, G, A);
+  mb_lvec_add_jtgj(m, b, a, -s, G, A);
+  mb_lvec_add_jtgj(m, a, b, -s, G, A);
+  mb_lvec_add_jtgj(m, a, a, s, G, A);
+}
+
+static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
+  const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
+  spring_state s;
+  spring_eval(m, i, d->q, d->qd, &s);
+  const double f = spring_tension(m, i, &s);
+  /* tension pulls the points together: Q = -f J_d^T u */
+  mb_lvec_add_jtw(m, b, -f, s.u, d->force);
+  mb_lvec_add_jtw(m, a, f, s.u, d->force);
+  if (!want_jac || s.length <= 1e-12) return;
+  /* K = J_d^T [k u u^T + (f/l)(I - u u^T) + (c/l) u (dd - u rate)^T] J_d, C = c J_d^T u u^T J_d */
+  const double k = m->force_k[i], c = m->force_c[i], l = s.length;
+  double G[9] = {0}, D[9] = {0};
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < 3; j++) {
+      double uu = s.u[r] * s.u[j];
+      G[3 * r + j] = k * uu + f / l * ((r == j) - uu) + c / l * s.u[r] * (s.dd[j] - s.u[j] * s.rate);
+      D[3 * r + j] = c * uu;
+    }
+  add_difference_form(m, a, b, 1, G, d->stiff);
+  if (c != 0) add_difference_form(m, a, b, 1, D, d->damp);
+}
+
+/* components of a point force or torque at time t */
+static void load_value(const mb_model* m, int i, double t, double* v) {
+  for (int k = 0; k < 3; k++) {
+    int f = m->force_func[3 * i + k];
+    v[k] = 0;
+    if (f >= 0) mb_func_eval(m, f, t, &v[k], NULL, NULL);
+  }
+}
+
+static void torque_force(const mb_model* m, mb_data* d, int i, int want_jac) {
+  const int* E = m->body_axes + 3 * m->force_body[i];
+  double tau[3];
+  load_value(m, i, d->t, tau);
+  if (m->dim == 2) {
+    /* planar: virtual rotation d theta = (R90 Ex) . d Ex for the unit frame axis Ex */
+    double ex[3];
+    mb_lvec_eval(m, E[0], d->q, ex);
+    double w[3] = {-tau[0] * ex[1], tau[0] * ex[0], 0};
+    mb_lvec_add_jtw(m, E[0], 1, w, d->force);
+    if (want_jac) {
+      double R90[9] = {0, -1, 0, 1, 0, 0, 0, 0, 0};
+      mb_lvec_add_jtgj(m, E[0], E[0], -tau[0], R90, d->stiff);
+    }
+    return;
+  }
+  /* spatial: virtual rotation d phi = 1/2 sum_k E_k x d E_k for the orthonormal frame axes */
+  double T[9] = {0, -tau[2], tau[1], tau[2], 0, -tau[0], -tau[1], tau[0], 0};
+  for (int k = 0; k < 3; k++) {
+    double e[3], w[3];
+    mb_lvec_eval(m, E[k], d->q, e);
+    mbu_cross3(tau, e, w);
+    mb_lvec_add_jtw(m, E[k], 0.5, w, d->force);
+    if (want_jac) mb_lvec_add_jtgj(m, E[k], E[k], -0.5, T, d->stiff);
+  }
+}
+
+void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
+  const size_t nn = (size_t)m->nq * m->nq;
+  memcpy(d->force, m->gravity_force, sizeof(double) * m->nq);
+  if (want_jac) {
+    memset(d->stiff, 0, sizeof(double) * nn);
+    memset(d->damp, 0, sizeof(double) * nn);
+  }
+  for (int i = 0; i < m->nforce; i++) {
+    switch ((mb_force_type)m->force_type[i]) {
+      case MB_FORCE_SPRING:
+        spring_force(m, d, i, want_jac);
+        break;
+      case MB_FORCE_POINT: {
+        double F[3];
+        load_value(m, i, d->t, F);
+        mb_lvec_add_jtw(m, m->force_lvec[2 * i], 1, F, d->force);
+        break;
+      }
+      case MB_FORCE_TORQUE:
+        torque_force(m, d, i, want_jac);
+        break;
+    }
+  }
+}
+
+/* angular velocity of a body from its frame axes: planar E_x x dE_x, spatial 1/2 sum E_k x dE_k */
+void mb_body_angular_velocity(const mb_model* m, int body, const double* q, const double* qd,
+                              double* w) {
+  const int* E = m->body_axes + 3 * body;
+  w[0] = w[1] = w[2] = 0;
+  for (int k = 0; k < (m->dim == 2 ? 1 : 3); k++) {
+    double e[3], ed[3], c[3];
+    mb_lvec_eval(m, E[k], q, e);
+    mb_lvec_rate(m, E[k], qd, ed);
+    mbu_cross3(e, ed, c);
+    double s = m->dim == 2 ? 1 : 0.5;
+    for (int r = 0; r < 3; r++) w[r] += s * c[r];
+  }
+}
+
+double mb_nonconservative_power(const mb_model* m, const mb_data* d) {
+  double power = 0;
+  for (int i = 0; i < m->nforce; i++) {
+    switch ((mb_force_type)m->force_type[i]) {
+      case MB_FORCE_SPRING: {
+        /* dampers and constant actuator forces; the elastic part is stored energy */
+        spring_state s;
+        spring_eval(m, i, d->q, d->qd, &s);
+        power -= (m->force_c[i] * s.rate + m->force_f0[i]) * s.rate;
+        break;
+      }
+      case MB_FORCE_POINT: {
+        double F[3], v[3];
+        load_value(m, i, d->t, F);
+        mb_lvec_rate(m, m->force_lvec[2 * i], d->qd, v);
+        power += mbu_dot3(F, v);
+        break;
+      }
+      case MB_FORCE_TORQUE: {
+        double tau[3], w[3];
+        load_value(m, i, d->t, tau);
+        if (m->dim == 2) tau[2] = tau[0], tau[0] = 0;
+        mb_body_angular_velocity(m, m->force_body[i], d->q, d->qd, w);
+        power += mbu_dot3(tau, w);
+        break;
+      }
+    }
+  }
+  return power;
+}
+
+void mb_energy(const mb_model* m, const mb_data* d, double* kinetic, double* gravity,
+               double* elastic) {
+  if (kinetic) {
+    double T = 0;
+    for (int i = 0; i < m->nq; i++) {
+      double row = 0;
+      for (int j = 0; j < m->nq; j++) row += m->mass[(size_t)i * m->nq + j] * d->qd[j];
+      T += 0.5 * d->qd[i] * row;
+    }
+    *kinetic = T;
+  }
+  if (gravity) {
+    double V = 0;
+    for (int b = 0; b < m->nbody; b++) {
+      double r[3];
+      mb_lvec_eval(m, m->body_com[b], d->q, r);
+      V -= m->body_mass[b] * mbu_dot3(m->gravity, r);
+    }
+    *gravity = V;
+  }
+  if (elastic) {
+    double V = 0;
+    for (int i = 0; i < m->nforce; i++) {
+      if (m->force_type[i] != MB_FORCE_SPRING) continue;
+      spring_state s;
+      spring_eval(m, i, d->q, d->qd, &s);
+      double stretch = s.length - m->force_l0[i];
+      V += 0.5 * m->force_k[i] * stretch * stretch;
+    }
+    *elastic = V;
+  }
+}
+
+double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension) {
+  spring_state s;
+  spring_eval(m, i, d->q, d->qd, &s);
+  if (tension) *tension = spring_tension(m, i, &s);
+  return s.length;
+}

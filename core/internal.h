@@ -1,0 +1,81 @@
+/* Helpers shared by the core modules; not part of the public API. */
+#ifndef MBOPT_INTERNAL_H
+#define MBOPT_INTERNAL_H
+
+#include "mbopt/model.h"
+
+#define MB_PI 3.14159265358979323846
+
+/* small 3-vectors (planar vectors carry z = 0) */
+static inline double mbu_dot3(const double* a, const double* b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+static inline void mbu_cross3(const double* a, const double* b, double* c) {
+  double c0 = a[1] * b[2] - a[2] * b[1], c1 = a[2] * b[0] - a[0] * b[2];
+  double c2 = a[0] * b[1] - a[1] * b[0];
+  c[0] = c0, c[1] = c1, c[2] = c2;
+}
+double mbu_norm3(const double* a);
+
+/* linear vectors (lvec.c): J denotes d v / d q (dim x nq) of a linear vector */
+
+/* Time derivative J qd of linear vector lv into vd (3). */
+void mb_lvec_rate(const mb_model* m, int lv, const double* qd, double* vd);
+
+/* g (nq) += s J^T w, with w a dim-vector. */
+void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, double* g);
+
+/* A (nq x nq, row-major) += s J_a^T G J_b, with G a dim x dim block in a 3 x 3 row-major slot
+   (NULL means the identity). */
+void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A);
+
+/* time functions (timefunc.c): spline second derivatives for a table of n samples */
+void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, double* work);
+
+/* constraints (constraints.c) */
+
+/* Value, Jacobian row (may be NULL) and time derivatives of one constraint-like expression of kind
+   `kind` with lvecs lv[4], target e(t) = value + f(t) (func -1: none). rate_terms (may be NULL)
+   receives Phi_t, Phi_tt and the velocity-product term dPhi_q/dt qd (needs qd). */
+double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int func, double t,
+                   const double* q, const double* qd, double* row, double* rate_terms);
+
+/* Evaluates Phi, Phi_q, Phi_t and the acceleration term of all constraints at d->q, d->qd, d->t. */
+void mb_constraints(const mb_model* m, mb_data* d);
+
+/* Values of all constraints at q, t into phi (ncon). */
+void mb_constraint_values(const mb_model* m, const double* q, double t, double* phi);
+
+/* A (nq x nq) += s sum_i w_i Hessian(Phi_i) (the Phi_qq^T w product). */
+void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,
+                                double* A);
+
+/* forces (forces.c): Q, K = -dQ/dq and C = -dQ/dqd at d->q, d->qd, d->t (K, C when want_jac). */
+void mb_forces(const mb_model* m, mb_data* d, int want_jac);
+
+/* Angular velocity (3, planar: z only) of a body at q, qd. */
+void mb_body_angular_velocity(const mb_model* m, int body, const double* q, const double* qd,
+                              double* w);
+
+/* Length of spring force element i at the state of d, and its tension (may be NULL). */
+double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension);
+
+/* Power of the non-conservative forces (dampers, actuators, external loads), W. */
+double mb_nonconservative_power(const mb_model* m, const mb_data* d);
+
+/* integrator (ali3p.c): projects d->qd and d->qdd onto the velocity and acceleration constraint
+   manifolds at d->q (seed 001, eqs. 6, 7), updating the violation statistics. */
+mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);
+
+/* Penalty used by the projections and the initial accelerations (well scaled to M). */
+double mb_projection_penalty(const mb_model* m, const double* phiq);
+
+/* dense linear algebra on row-major n x n matrices (linalg.c) */
+void mbu_matvec(int n, const double* A, const double* x, double* y); /* y = A x */
+void mbu_add_gram(int nrow, int n, const double* J, double s, double* A); /* A += s J^T J */
+void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s, double* y); /* y += s J^T v */
+void mbu_jv(int nrow, int n, const double* J, const double* x, double* y); /* y = J x */
+double mbu_norm_inf(int n, const double* x);
+int mbu_all_finite(int n, const double* x);
+
+#endif

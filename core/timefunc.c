@@ -1,0 +1,76 @@
+/* Scalar functions of time: constants, natural cubic splines through tables, polynomials and
+   harmonics, with their first and second derivatives (drivers need Phi_t and Phi_tt). */
+#include <math.h>
+
+#include "internal.h"
+
+void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, double* work) {
+  /* natural spline: ypp[0] = ypp[n-1] = 0, tridiagonal solve (Thomas algorithm) for the rest */
+  ypp[0] = ypp[n - 1] = 0;
+  if (n < 3) return;
+  double* c = work; /* (n) modified super-diagonal */
+  double* r = work + n;
+  for (int i = 1; i < n - 1; i++) {
+    double h0 = t[i] - t[i - 1], h1 = t[i + 1] - t[i];
+    double a = h0 / 6, b = (h0 + h1) / 3, cc = h1 / 6;
+    double rhs = (y[i + 1] - y[i]) / h1 - (y[i] - y[i - 1]) / h0;
+    double denom = b - (i > 1 ? a * c[i - 1] : 0);
+    c[i] = cc / denom;
+    r[i] = (rhs - (i > 1 ? a * r[i - 1] : 0)) / denom;
+  }
+  ypp[n - 2] = r[n - 2];
+  for (int i = n - 3; i >= 1; i--) ypp[i] = r[i] - c[i] * ypp[i + 1];
+}
+
+static void table_eval(int n, const double* y, const double* t, const double* ypp, double x,
+                       double* value, double* rate, double* accel) {
+  /* held constant outside the table */
+  if (x <= t[0] || x >= t[n - 1]) {
+    *value = x <= t[0] ? y[0] : y[n - 1];
+    *rate = *accel = 0;
+    return;
+  }
+  int lo = 0, hi = n - 1;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (t[mid] <= x) lo = mid;
+    else hi = mid;
+  }
+  double h = t[hi] - t[lo];
+  double A = (t[hi] - x) / h, B = (x - t[lo]) / h;
+  *value = A * y[lo] + B * y[hi] + ((A * A * A - A) * ypp[lo] + (B * B * B - B) * ypp[hi]) * h * h / 6;
+  *rate = (y[hi] - y[lo]) / h - (3 * A * A - 1) * h / 6 * ypp[lo] + (3 * B * B - 1) * h / 6 * ypp[hi];
+  *accel = A * ypp[lo] + B * ypp[hi];
+}
+
+void mb_func_eval(const mb_model* m, int f, double t, double* value, double* rate, double* accel) {
+  double v = 0, r = 0, a = 0;
+  const double* c = m->func_data + m->func_adr[f];
+  const int n = m->func_num[f];
+  switch ((mb_func_type)m->func_type[f]) {
+    case MB_FUNC_CONSTANT:
+      v = c[0];
+      break;
+    case MB_FUNC_TABLE:
+      table_eval(n, c, c + n, c + 2 * n, t, &v, &r, &a);
+      break;
+    case MB_FUNC_POLYNOMIAL:
+      /* Horner for the value and both derivatives */
+      for (int k = n - 1; k >= 0; k--) {
+        a = a * t + 2 * r;
+        r = r * t + v;
+        v = v * t + c[k];
+      }
+      break;
+    case MB_FUNC_HARMONIC: {
+      double arg = c[2] * t + c[3];
+      v = c[0] + c[1] * sin(arg);
+      r = c[1] * c[2] * cos(arg);
+      a = -c[1] * c[2] * c[2] * sin(arg);
+      break;
+    }
+  }
+  if (value) *value = v;
+  if (rate) *rate = r;
+  if (accel) *accel = a;
+}

@@ -1,0 +1,78 @@
+/* Shared pieces of the mbopt command line. */
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+void cli_error(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  fputs("mbopt: error: ", stderr);
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
+}
+
+int cli_parse_positive(const char* name, const char* text, double* out) {
+  char* end = NULL;
+  double v = text ? strtod(text, &end) : NAN;
+  if (!text || end == text || *end != '\0' || !isfinite(v) || v <= 0) {
+    cli_error("%s: expected a positive number, got '%s'", name, text ? text : "");
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+int cli_exit_code(mb_status st) {
+  switch (st) {
+    case MB_OK: return CLI_OK;
+    case MB_ERR_IO:
+    case MB_ERR_JSON:
+    case MB_ERR_MODEL:
+    case MB_ERR_ASSEMBLY:
+    case MB_ERR_SINGULAR:
+    case MB_ERR_ARGUMENT: return CLI_BAD_INPUT;
+    default: return CLI_RUN_FAILED;
+  }
+}
+
+int cli_load_desc(const char* path, double step, double t_end, mb_desc* d) {
+  mb_error err;
+  mb_status st = mb_desc_load_json(path, d, &err);
+  if (st != MB_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_code(st);
+  }
+  if (step > 0) d->settings.step = step;
+  if (t_end > 0) d->settings.t_end = t_end;
+  if (d->settings.step > d->settings.t_end) {
+    cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
+              d->settings.t_end);
+    mb_desc_free(d);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
+int cli_compile(const char* path, const mb_desc* d, mb_model** m) {
+  mb_error err;
+  mb_status st = mb_compile(d, m, &err);
+  if (st != MB_OK) {
+    cli_error("%s: %s", path, err.message);
+    return cli_exit_code(st);
+  }
+  return CLI_OK;
+}
+
+double cli_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int cli_stderr_is_terminal(void) { return isatty(STDERR_FILENO); }

@@ -1,0 +1,37 @@
+/* Shared pieces of the mbopt command line: argument parsing, loading a model, reporting errors. */
+#ifndef MBOPT_CLI_H
+#define MBOPT_CLI_H
+
+#include "mbopt/mbopt.h"
+
+/* exit codes */
+enum {
+  CLI_OK = 0,
+  CLI_RUN_FAILED = 1,  /* the computation failed (Newton divergence, NaN, ...) */
+  CLI_USAGE = 2,       /* bad command line */
+  CLI_BAD_INPUT = 3    /* the model or spec is invalid, or a file cannot be read or written */
+};
+
+/* Prints "mbopt: error: <message>" on stderr (one line). */
+void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses a finite positive number for option `name`; prints the error and returns 0 on failure. */
+int cli_parse_positive(const char* name, const char* text, double* out);
+
+/* Loads a model description and applies command-line overrides of the step and final time
+   (values <= 0 keep the spec's). Returns an exit code. */
+int cli_load_desc(const char* path, double step, double t_end, mb_desc* d);
+
+/* Compiles a description, printing the error; returns an exit code. */
+int cli_compile(const char* path, const mb_desc* d, mb_model** m);
+
+/* Exit code of a library status. */
+int cli_exit_code(mb_status st);
+
+/* Seconds of a monotonic clock. */
+double cli_now(void);
+
+/* 1 when stderr is a terminal (progress lines are shown). */
+int cli_stderr_is_terminal(void);
+
+#endif

@@ -1,0 +1,7 @@
+/* The mbopt commands; each takes its own argv (argv[0] is the command name). */
+#ifndef MBOPT_COMMANDS_H
+#define MBOPT_COMMANDS_H
+
+int cmd_simulate(int argc, char** argv);
+
+#endif

@@ -1,0 +1,44 @@
+/* mbopt: the command line. Each command is a function with its own --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+typedef struct command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;
+} command;
+
+static const command commands[] = {
+    {"simulate", cmd_simulate, "integrate a model with ALI3-P and write its outputs"},
+};
+
+static void usage(FILE* out) {
+  fprintf(out,
+          "Usage: mbopt COMMAND [ARGS]\n"
+          "Gradient-based design optimisation of multibody systems.\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out,
+          "\nRun 'mbopt COMMAND --help' for the options of a command.\n"
+          "Exit codes: 0 success, 1 the computation failed, 2 bad command line,\n"
+          "3 invalid model or unreadable file.\n");
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  cli_error("unknown command '%s' (run 'mbopt --help')", argv[1]);
+  return CLI_USAGE;
+}

@@ -1,0 +1,211 @@
+/* Model description: what a user writes (bodies, markers, joints, forces, drivers, initial
+   conditions, outputs), before compilation to coordinates. The JSON loader fills it; programs and
+   tests may fill it directly. Lengths in m, angles in rad, masses in kg, time in s. */
+#ifndef MBOPT_DESC_H
+#define MBOPT_DESC_H
+
+#include "mbopt/status.h"
+
+#define MB_NAME_LEN 64
+
+/* A scalar of the description: a literal, or the current value of a named parameter. */
+typedef struct mb_real {
+  double value; /* the number used by the compiler */
+  int param;    /* index in mb_desc.param_name, or -1 for a literal */
+} mb_real;
+
+typedef enum mb_func_type {
+  MB_FUNC_CONSTANT,   /* f = coef[0] */
+  MB_FUNC_TABLE,      /* natural cubic spline through (time[i], coef[i]); held constant outside */
+  MB_FUNC_POLYNOMIAL, /* f = sum_k coef[k] t^k */
+  MB_FUNC_HARMONIC    /* f = coef[0] + coef[1] sin(coef[2] t + coef[3]): offset, amplitude, omega, phase */
+} mb_func_type;
+
+/* A scalar function of time. */
+typedef struct mb_func_desc {
+  mb_func_type type;
+  int ncoef;     /* number of coefficients (table: number of samples) */
+  mb_real* coef; /* (ncoef) */
+  double* time;  /* (ncoef) strictly increasing sample times, tables only; NULL otherwise */
+} mb_func_desc;
+
+/* A named local marker of a body: a point and, optionally, directions. Spatial joints use the
+   axis (z) and the reference direction (x, perpendicular to the axis); planar models use the axis
+   as the in-plane direction (default local x). Directions are normalised by the compiler. */
+typedef struct mb_marker_desc {
+  char name[MB_NAME_LEN];
+  mb_real point[3];
+  int has_axis;
+  mb_real axis[3];
+  int has_ref;
+  mb_real ref[3];
+} mb_marker_desc;
+
+/* A rigid body. Inertia is about the centre of mass in body axes: planar models use inertia[2]
+   (Izz) only; spatial models use [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (tensor components, so the
+   products enter the tensor with their own sign). The pose is the approximate initial position
+   of the body frame and its orientation (planar: angle; spatial: yaw, pitch, roll about z, y, x). */
+typedef struct mb_body_desc {
+  char name[MB_NAME_LEN];
+  mb_real mass;
+  mb_real com[3];
+  mb_real inertia[6];
+  double position[3];
+  double orientation[3];
+  int nmarker;
+  mb_marker_desc* marker; /* (nmarker) */
+} mb_body_desc;
+
+typedef enum mb_joint_type {
+  MB_JOINT_REVOLUTE,
+  MB_JOINT_PRISMATIC,
+  MB_JOINT_SPHERICAL,   /* spatial only */
+  MB_JOINT_CYLINDRICAL, /* spatial only */
+  MB_JOINT_UNIVERSAL,   /* spatial only: marker axes of the two bodies are the cross axes */
+  MB_JOINT_PLANAR,      /* spatial only: marker axis of body 1 is the plane normal */
+  MB_JOINT_FIXED
+} mb_joint_type;
+
+/* Body index -1 denotes the ground. */
+typedef struct mb_joint_desc {
+  char name[MB_NAME_LEN];
+  mb_joint_type type;
+  int body[2];
+  int marker[2];
+} mb_joint_desc;
+
+/* The scalar coordinates a joint defines: its rotation angle (revolute, cylindrical) and its
+   translation along the axis of marker 1 (prismatic, cylindrical). */
+typedef enum mb_coord_type { MB_COORD_ANGLE, MB_COORD_TRANSLATION } mb_coord_type;
+
+typedef enum mb_force_type {
+  MB_FORCE_SPRING, /* spring-damper-actuator between two marker points */
+  MB_FORCE_POINT,  /* force on body[0] at marker[0], global components as functions of time */
+  MB_FORCE_TORQUE  /* torque on body[0], global components (planar: z only) as functions of time */
+} mb_force_type;
+
+/* Spring tension f = stiffness (l - natural_length) + damping dl/dt + force pulls the two points
+   together. Point forces and torques use func[0..dim-1] (planar torque: func[0]). */
+typedef struct mb_force_desc {
+  char name[MB_NAME_LEN];
+  mb_force_type type;
+  int body[2];
+  int marker[2];
+  mb_real stiffness, damping, natural_length, force;
+  mb_func_desc func[3];
+} mb_force_desc;
+
+/* A joint coordinate prescribed as a function of time (rheonomic constraint). */
+typedef struct mb_driver_desc {
+  char name[MB_NAME_LEN];
+  int joint;
+  mb_coord_type coord;
+  mb_func_desc func;
+} mb_driver_desc;
+
+typedef enum mb_prescribe_type {
+  MB_PRESCRIBE_JOINT,      /* a joint coordinate */
+  MB_PRESCRIBE_BODY_ANGLE, /* planar only: absolute angle of a body frame */
+  MB_PRESCRIBE_POINT       /* one global component of a marker point */
+} mb_prescribe_type;
+
+/* An initial coordinate the assembly must honour: its value, its rate, or both. */
+typedef struct mb_prescribe_desc {
+  mb_prescribe_type type;
+  int joint;          /* MB_PRESCRIBE_JOINT */
+  mb_coord_type coord;/* MB_PRESCRIBE_JOINT */
+  int body, marker;   /* BODY_ANGLE: body; POINT: body (-1 ground) and marker */
+  int component;      /* POINT: 0, 1, 2 for x, y, z */
+  int has_value, has_rate;
+  mb_real value, rate;
+} mb_prescribe_desc;
+
+typedef enum mb_sensor_type {
+  MB_SENSOR_POINT_POSITION,
+  MB_SENSOR_POINT_VELOCITY,
+  MB_SENSOR_POINT_ACCELERATION,
+  MB_SENSOR_BODY_ANGULAR_VELOCITY,
+  MB_SENSOR_BODY_ANGLES,    /* planar: angle; spatial: yaw, pitch, roll (z-y-x) */
+  MB_SENSOR_JOINT_COORDINATE,
+  MB_SENSOR_JOINT_RATE,
+  MB_SENSOR_SPRING_LENGTH,
+  MB_SENSOR_SPRING_FORCE,
+  MB_SENSOR_KINETIC_ENERGY,
+  MB_SENSOR_GRAVITY_ENERGY,
+  MB_SENSOR_ELASTIC_ENERGY,
+  MB_SENSOR_TOTAL_ENERGY
+} mb_sensor_type;
+
+/* A named output. Vector sensors give dim (or 3 angles) values unless component >= 0. */
+typedef struct mb_sensor_desc {
+  char name[MB_NAME_LEN];
+  mb_sensor_type type;
+  int body, marker; /* point and body sensors (body -1: ground) */
+  int joint;        /* joint sensors */
+  mb_coord_type coord;
+  int force;        /* spring sensors: index in mb_desc.force */
+  int component;    /* -1 for the whole vector */
+} mb_sensor_desc;
+
+/* Integrator settings (seed 001, section 2). */
+typedef struct mb_settings {
+  double t_end;           /* s */
+  double step;            /* s */
+  double output_interval; /* s; 0 writes every step */
+  double beta, gamma;     /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
+  double penalty;         /* alpha, augmented Lagrangian penalty */
+  double tol_newton;      /* convergence of ||dq||_inf per Newton iteration, m */
+  double tol_constraint;  /* convergence of ||Phi||_inf */
+  int max_newton;         /* iterations per step */
+  int projection_iterations; /* 1: non-iterative projections */
+  double tol_projection;  /* convergence of iterative projections */
+  int exact_tangent;      /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
+  double tol_assembly;    /* initial assembly residual */
+  int max_assembly;       /* initial assembly iterations */
+} mb_settings;
+
+/* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
+void mb_settings_default(mb_settings* s);
+
+typedef struct mb_desc {
+  char name[MB_NAME_LEN];
+  int dim;            /* 2: planar (x, y), 3: spatial */
+  mb_real gravity[3]; /* m/s^2 */
+
+  int nparam;
+  char (*param_name)[MB_NAME_LEN]; /* (nparam) */
+  double* param_value;             /* (nparam) */
+
+  mb_marker_desc* ground_marker;   /* (nground_marker) markers fixed in the global frame */
+  int nground_marker;
+  mb_body_desc* body;              /* (nbody) */
+  int nbody;
+  mb_joint_desc* joint;            /* (njoint) */
+  int njoint;
+  mb_force_desc* force;            /* (nforce) */
+  int nforce;
+  mb_driver_desc* driver;          /* (ndriver) */
+  int ndriver;
+  mb_prescribe_desc* prescribe;    /* (nprescribe) */
+  int nprescribe;
+  mb_sensor_desc* sensor;          /* (nsensor) */
+  int nsensor;
+
+  mb_settings settings;
+} mb_desc;
+
+/* Frees every array of d and zeroes it; d may be NULL. */
+void mb_desc_free(mb_desc* d);
+
+/* Reads a model from a JSON file. On failure returns a negative status, leaves d empty and stores
+   a one-line message naming the JSON path and the reason in err, e.g.
+   "fivebar.json: bodies[1].mass: must be > 0 (got -1)". */
+mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err);
+
+/* The same from a JSON text held in memory; `source` names it in messages. */
+mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, mb_error* err);
+
+/* Index of a named parameter, or -1. */
+int mb_desc_param_index(const mb_desc* d, const char* name);
+
+#endif
