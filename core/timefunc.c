@@ -25,7 +25,7 @@ void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, doub
 static void table_eval(int n, const double* y, const double* t, const double* ypp, double x,
                        double* value, double* rate, double* accel) {
   /* held constant outside the table */
-  if (x <= t[0] || x >= t[n - 1]) {
+  if (x < t[0] || x > t[n - 1]) {
     *value = x <= t[0] ? y[0] : y[n - 1];
     *rate = *accel = 0;
     return;

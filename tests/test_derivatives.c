@@ -1,0 +1,250 @@
+/* Every analytic derivative of the core against its finite-difference twin, at random states of
+   models that use every joint, force element, time function and driver: the constraint Jacobian
+   Phi_q, Phi_t, the acceleration remainder, the Hessian product Phi_qq^T w, the stiffness
+   K = -dQ/dq and damping C = -dQ/dqd, conservative forces against their potentials, joint rates,
+   and the mass matrix against the rigid-body kinetic energy. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testing.h"
+
+static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.json",
+                               "tests/models/ok/features_planar.json",
+                               "tests/models/ok/features_spatial.json"};
+
+static double uniform(unsigned* seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return ((*seed >> 8) & 0xffff) / 32768.0 - 1.0;
+}
+
+static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
+  for (int e = 0; e < m->nelem; e++)
+    if (m->elem_qadr[e] >= 0)
+      for (int k = 0; k < m->dim; k++)
+        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.3 * uniform(seed);
+  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed), d->qdd[i] = uniform(seed);
+  d->t = 0.37;
+}
+
+/* relative difference of two arrays, scaled by the larger magnitude (at least 1) */
+static double rel_diff(int n, const double* a, const double* b) {
+  double diff = 0, scale = 1;
+  for (int i = 0; i < n; i++) {
+    diff = fmax(diff, fabs(a[i] - b[i]));
+    scale = fmax(scale, fmax(fabs(a[i]), fabs(b[i])));
+  }
+  return diff / scale;
+}
+
+static void check_constraints(mbt_tally* t, const char* name, const mb_model* m, mb_data* d,
+                              unsigned* seed) {
+  const int nq = m->nq, nc = m->ncon;
+  const double eps = 1e-6;
+  char what[160];
+  double* fd = calloc((size_t)nc * nq + 1, sizeof(double));
+  double* phip = calloc(nc + 1, sizeof(double));
+  double* phim = calloc(nc + 1, sizeof(double));
+  double* w = calloc(nc + 1, sizeof(double));
+  double* H = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* Hfd = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* gp = calloc(nq + 1, sizeof(double));
+  double* gm = calloc(nq + 1, sizeof(double));
+  double* q0 = calloc(nq + 1, sizeof(double));
+  mb_constraints(m, d);
+  memcpy(q0, d->q, sizeof(double) * nq);
+
+  /* Phi_q: central differences of Phi */
+  for (int j = 0; j < nq; j++) {
+    d->q[j] = q0[j] + eps;
+    mb_constraint_values(m, d->q, d->t, phip);
+    d->q[j] = q0[j] - eps;
+    mb_constraint_values(m, d->q, d->t, phim);
+    d->q[j] = q0[j];
+    for (int i = 0; i < nc; i++) fd[(size_t)i * nq + j] = (phip[i] - phim[i]) / (2 * eps);
+  }
+  double e = rel_diff(nc * nq, d->phiq, fd);
+  snprintf(what, sizeof what, "%s: Phi_q vs finite differences", name);
+  mbt_check(t, e < 1e-8, what, e, 1e-8);
+
+  /* Phi_t: central differences in time */
+  mb_constraint_values(m, d->q, d->t + eps, phip);
+  mb_constraint_values(m, d->q, d->t - eps, phim);
+  for (int i = 0; i < nc; i++) fd[i] = (phip[i] - phim[i]) / (2 * eps);
+  e = rel_diff(nc, d->phit, fd);
+  snprintf(what, sizeof what, "%s: Phi_t vs finite differences", name);
+  mbt_check(t, e < 1e-8, what, e, 1e-8);
+
+  /* acceleration remainder: d2/ds2 Phi(q + s qd + s^2/2 qdd, t + s) = Phi_q qdd + remainder */
+  const double s = 1e-4;
+  double* qs = H; /* scratch */
+  for (int k = 0; k < nq; k++) qs[k] = q0[k] + s * d->qd[k] + 0.5 * s * s * d->qdd[k];
+  mb_constraint_values(m, qs, d->t + s, phip);
+  for (int k = 0; k < nq; k++) qs[k] = q0[k] - s * d->qd[k] + 0.5 * s * s * d->qdd[k];
+  mb_constraint_values(m, qs, d->t - s, phim);
+  double* phi0 = w;
+  mb_constraint_values(m, q0, d->t, phi0);
+  for (int i = 0; i < nc; i++) {
+    fd[i] = (phip[i] - 2 * phi0[i] + phim[i]) / (s * s);
+    double a = d->phidd_rhs[i];
+    for (int k = 0; k < nq; k++) a += d->phiq[(size_t)i * nq + k] * d->qdd[k];
+    phi0[i] = a;
+  }
+  e = rel_diff(nc, phi0, fd);
+  snprintf(what, sizeof what, "%s: acceleration remainder vs finite differences", name);
+  mbt_check(t, e < 1e-5, what, e, 1e-5);
+
+  /* Hessian product: d/dq (Phi_q^T w) */
+  for (int i = 0; i < nc; i++) w[i] = uniform(seed);
+  memset(H, 0, sizeof(double) * nq * nq);
+  mb_constraints_add_hessian(m, d, w, 1, H);
+  for (int j = 0; j < nq; j++) {
+    memset(gp, 0, sizeof(double) * nq);
+    memset(gm, 0, sizeof(double) * nq);
+    d->q[j] = q0[j] + eps;
+    mb_constraints(m, d);
+    mbu_add_jtv(nc, nq, d->phiq, w, 1, gp);
+    d->q[j] = q0[j] - eps;
+    mb_constraints(m, d);
+    mbu_add_jtv(nc, nq, d->phiq, w, 1, gm);
+    d->q[j] = q0[j];
+    for (int i = 0; i < nq; i++) Hfd[(size_t)i * nq + j] = (gp[i] - gm[i]) / (2 * eps);
+  }
+  e = rel_diff(nq * nq, H, Hfd);
+  snprintf(what, sizeof what, "%s: Phi_qq^T w vs finite differences", name);
+  mbt_check(t, e < 1e-7, what, e, 1e-7);
+  mb_constraints(m, d);
+
+  free(fd), free(phip), free(phim), free(w), free(H), free(Hfd), free(gp), free(gm), free(q0);
+}
+
+static void check_forces(mbt_tally* t, const char* name, const mb_model* m, mb_data* d) {
+  const int nq = m->nq;
+  const double eps = 1e-6;
+  char what[160];
+  double* K = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* C = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* Kfd = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* Cfd = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* Qp = calloc(nq + 1, sizeof(double));
+  mb_forces(m, d, 1);
+  memcpy(K, d->stiff, sizeof(double) * nq * nq);
+  memcpy(C, d->damp, sizeof(double) * nq * nq);
+  for (int pass = 0; pass < 2; pass++) {
+    double* x = pass == 0 ? d->q : d->qd;
+    double* out = pass == 0 ? Kfd : Cfd;
+    for (int j = 0; j < nq; j++) {
+      double x0 = x[j];
+      x[j] = x0 + eps;
+      mb_forces(m, d, 0);
+      memcpy(Qp, d->force, sizeof(double) * nq);
+      x[j] = x0 - eps;
+      mb_forces(m, d, 0);
+      x[j] = x0;
+      for (int i = 0; i < nq; i++) out[(size_t)i * nq + j] = -(Qp[i] - d->force[i]) / (2 * eps);
+    }
+  }
+  double e = rel_diff(nq * nq, K, Kfd);
+  snprintf(what, sizeof what, "%s: K = -dQ/dq vs finite differences", name);
+  mbt_check(t, e < 1e-7, what, e, 1e-7);
+  e = rel_diff(nq * nq, C, Cfd);
+  snprintf(what, sizeof what, "%s: C = -dQ/dqd vs finite differences", name);
+  mbt_check(t, e < 1e-7, what, e, 1e-7);
+  free(K), free(C), free(Kfd), free(Cfd), free(Qp);
+}
+
+/* Conservative models: Q = -d(Vg + Ve)/dq. */
+static void check_potential(mbt_tally* t, const char* name, const mb_model* m, mb_data* d) {
+  const int nq = m->nq;
+  const double eps = 1e-6;
+  char what[160];
+  double* fd = calloc(nq + 1, sizeof(double));
+  mb_forces(m, d, 0);
+  for (int j = 0; j < nq; j++) {
+    double q0 = d->q[j], vg, ve, vp, vm;
+    d->q[j] = q0 + eps;
+    mb_energy(m, d, NULL, &vg, &ve);
+    vp = vg + ve;
+    d->q[j] = q0 - eps;
+    mb_energy(m, d, NULL, &vg, &ve);
+    vm = vg + ve;
+    d->q[j] = q0;
+    fd[j] = -(vp - vm) / (2 * eps);
+  }
+  double e = rel_diff(nq, d->force, fd);
+  snprintf(what, sizeof what, "%s: Q vs -dV/dq (gravity and springs)", name);
+  mbt_check(t, e < 1e-7, what, e, 1e-7);
+  free(fd);
+}
+
+/* At an assembled state with random consistent velocities: joint rates against differences of
+   joint coordinates, and 1/2 qd^T M qd against the rigid-body kinetic energy
+   sum 1/2 m |v_G|^2 + 1/2 w_b^T I w_b. */
+static void check_consistent_state(mbt_tally* t, const char* name, const mb_desc* desc,
+                                   const mb_model* m, mb_data* d, unsigned* seed) {
+  char what[160];
+  mb_error err;
+  if (mb_assemble(m, d, &err) != MB_OK) {
+    printf("     %s\n", err.message);
+    snprintf(what, sizeof what, "%s: assembles", name);
+    mbt_check(t, 0, what, 1, 0);
+    return;
+  }
+  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed);
+  mb_project_state(m, d, &err);
+
+  double T_rigid = 0;
+  for (int b = 0; b < m->nbody; b++) {
+    const mb_body_desc* bd = &desc->body[b];
+    double v[3], w[3], wb[3] = {0, 0, 0};
+    mb_lvec_rate(m, m->body_com[b], d->qd, v);
+    mb_body_angular_velocity(m, b, d->q, d->qd, w);
+    double I[3][3] = {{bd->inertia[0].value, bd->inertia[3].value, bd->inertia[4].value},
+                      {bd->inertia[3].value, bd->inertia[1].value, bd->inertia[5].value},
+                      {bd->inertia[4].value, bd->inertia[5].value, bd->inertia[2].value}};
+    if (m->dim == 2) {
+      wb[2] = w[2];
+      memset(I, 0, sizeof I);
+      I[2][2] = bd->inertia[2].value;
+    } else {
+      for (int k = 0; k < 3; k++) {
+        double e[3];
+        mb_lvec_eval(m, m->body_axes[3 * b + k], d->q, e);
+        wb[k] = mbu_dot3(e, w);
+      }
+    }
+    double Iw[3];
+    for (int r = 0; r < 3; r++) Iw[r] = I[r][0] * wb[0] + I[r][1] * wb[1] + I[r][2] * wb[2];
+    T_rigid += 0.5 * bd->mass.value * mbu_dot3(v, v) + 0.5 * mbu_dot3(wb, Iw);
+  }
+  double T;
+  mb_energy(m, d, &T, NULL, NULL);
+  double e = fabs(T - T_rigid) / fmax(1e-12, fabs(T_rigid));
+  snprintf(what, sizeof what, "%s: 1/2 qd^T M qd vs rigid-body kinetic energy", name);
+  mbt_check(t, e < 1e-9, what, e, 1e-9);
+}
+
+int main(void) {
+  mbt_tally t = {0};
+  unsigned seed = 12345;
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+    mb_desc desc;
+    mb_model* m = mbt_load(models[k], &desc);
+    if (!m) {
+      t.failed++;
+      continue;
+    }
+    mb_data* d = mb_data_create(m);
+    const char* name = strrchr(models[k], '/') + 1;
+    random_state(m, d, &seed);
+    check_constraints(&t, name, m, d, &seed);
+    check_forces(&t, name, m, d);
+    if (k < 2) check_potential(&t, name, m, d);
+    check_consistent_state(&t, name, &desc, m, d, &seed);
+    mb_data_free(d);
+    mb_model_free(m);
+    mb_desc_free(&desc);
+  }
+  return mbt_finish(&t);
+}
