@@ -51,9 +51,13 @@ static int position_residual(const mb_model* m, mb_data* d, double* F, double* J
                           m->con_func[i], d->t, d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
   for (int i = 0; i < m->npres; i++) {
     if (!m->pres_has_value[i]) continue;
-    F[rows] = mb_con_eval(m, m->pres_kind[i], m->pres_lvec + 4 * i, m->pres_value[i], -1, d->t,
-                          d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
-    rows++;
+    /* angles by their wrapped difference, which has one root, unlike sin(theta - value) */
+    double* row = J ? J + (size_t)rows * nq : d->work + nq; /* work[0, nq) holds the last q */
+    if (!J) memset(row, 0, sizeof(double) * nq);
+    double value = measure_row(m, i, d->q, row);
+    double diff = value - m->pres_value[i];
+    if (m->pres_kind[i] == MB_CON_ANGLE) diff = remainder(diff, 2 * MB_PI);
+    F[rows++] = diff;
   }
   return rows;
 }
@@ -101,8 +105,9 @@ static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, do
     if (fabs(F[i]) > fabs(F[worst])) worst = i;
   char buf[32];
   return mb_error_set(err, MB_ERR_ASSEMBLY,
-                      "initial assembly failed: %s cannot be satisfied (residual %.3g after %d "
-                      "iterations); check the initial pose and prescribed coordinates",
+                      "initial assembly failed: cannot satisfy %s (residual %.3g after %d "
+                      "iterations); the prescribed coordinates or the initial pose do not fit the "
+                      "joints",
                       residual_label(m, worst, buf, sizeof buf), fabs(F[worst]),
                       m->opt.max_assembly);
 }
@@ -167,7 +172,7 @@ static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, d
         snprintf(buf, sizeof buf, "initial[%d]", idx);
       }
       return mb_error_set(err, MB_ERR_ASSEMBLY,
-                          "initial velocities: %s cannot be satisfied (the prescribed rates "
+                          "initial velocities: cannot satisfy %s (the prescribed rates "
                           "contradict each other or the joints; residual %.3g)",
                           r < nc ? m->con_label + MB_LABEL_LEN * r : buf, fabs(v - b[r]));
     }

@@ -719,7 +719,7 @@ static mb_status rigid_constraints(compiler* c, int b) {
         continue;
       }
       char label[MB_LABEL_LEN];
-      snprintf(label, sizeof label, "body %s: rigid", name);
+      snprintf(label, sizeof label, "the rigidity of body %s", name);
       add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, -1, label);
     }
   return MB_OK;
@@ -750,7 +750,7 @@ static mb_status extra_element_constraints(compiler* c, int b) {
       continue;
     }
     char label[MB_LABEL_LEN];
-    snprintf(label, sizeof label, "body %s: marker on base", name);
+    snprintf(label, sizeof label, "the markers of body %s", name);
     for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, -1, label);
   }
   return MB_OK;

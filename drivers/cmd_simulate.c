@@ -25,6 +25,7 @@ static void simulate_help(FILE* out) {
 }
 
 typedef struct run_state {
+  int started; /* the assembly succeeded and the run began */
   FILE* csv;
   long rows;
   int progress;
@@ -39,6 +40,7 @@ static void write_header(FILE* csv, const mb_model* m) {
 
 static int observe(const mb_model* m, const mb_data* d, void* user) {
   run_state* rs = user;
+  rs->started = 1;
   if (rs->csv) {
     fprintf(rs->csv, "%.10g", d->t);
     for (int i = 0; i < m->nout; i++) fprintf(rs->csv, ",%.12g", d->out[i]);
@@ -199,7 +201,7 @@ int cmd_simulate(int argc, char** argv) {
   if (st != MB_OK) cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
   const char* name = desc.name[0] ? desc.name : spec;
   if (json) print_json(name, m, d, seconds, csv_path, rs.rows, st);
-  else print_summary(name, m, d, seconds, csv_path, rs.rows, st);
+  else if (rs.started) print_summary(name, m, d, seconds, csv_path, rs.rows, st);
   code = cli_exit_code(st);
 
 done:

@@ -157,7 +157,7 @@ typedef struct mb_settings {
   double tol_newton;      /* convergence of ||dq||_inf per Newton iteration, m */
   double tol_constraint;  /* convergence of ||Phi||_inf */
   int max_newton;         /* iterations per step */
-  int projection_iterations; /* 1: non-iterative projections */
+  int projection_iterations; /* iterations of the projections; 1: non-iterative */
   double tol_projection;  /* convergence of iterative projections */
   int exact_tangent;      /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
   double tol_assembly;    /* initial assembly residual */

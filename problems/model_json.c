@@ -1,0 +1,1497 @@
+/* JSON model loader: reads the format of docs/model-format.md into an mb_desc and checks every
+   field, so that the compiler only ever sees a well-formed, physically meaningful description.
+   Each error is one line naming the JSON path of the offending value and the reason, e.g.
+   "fivebar.json: bodies[1].mass: must be > 0 (got -1)". */
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbopt/desc.h"
+
+#define PATH_LEN 256   /* JSON paths in messages; longer ones are truncated */
+#define REASON_LEN 320 /* the reason part of a message */
+#define PI 3.14159265358979323846
+
+/* the loader state: where messages go and the description being filled */
+typedef struct json_ctx {
+  const char* source; /* file name or caller's label, first field of every message */
+  mb_desc* d;
+  mb_error* err;
+} json_ctx;
+
+/* returns from the calling function when a step fails (the description owns every allocation,
+   so there is nothing to release on the way out) */
+#define TRY(expr)                                 \
+  do {                                            \
+    mb_status try_status_ = (expr);               \
+    if (try_status_ != MB_OK) return try_status_; \
+  } while (0)
+
+static const char* const joint_type_name[] = {"revolute",  "prismatic", "spherical", "cylindrical",
+                                              "universal", "planar",    "fixed"};
+static const char* const coord_name[] = {"angle", "translation"};
+static const char* const axis_name[] = {"x", "y", "z"};
+static const char* const euler_name[] = {"yaw", "pitch", "roll"};
+
+/* ---------------------------------------------------------------------------------------------
+   messages */
+
+/* replaces line breaks and other control characters (which may come from file names or JSON
+   strings) so that the message stays on one line */
+static void one_line(mb_error* err) {
+  if (!err) return;
+  for (char* p = err->message; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+}
+
+static mb_status fail(json_ctx* c, const char* path, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* stores "<source>: <path>: <reason>" as an MB_ERR_MODEL error */
+static mb_status fail(json_ctx* c, const char* path, const char* format, ...) {
+  char reason[REASON_LEN];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(reason, sizeof reason, format, args);
+  va_end(args);
+  mb_error_set(c->err, MB_ERR_MODEL, "%s: %s: %s", c->source, path, reason);
+  one_line(c->err);
+  return MB_ERR_MODEL;
+}
+
+static mb_status no_memory(json_ctx* c) {
+  mb_error_set(c->err, MB_ERR_MEMORY, "%s: out of memory while loading the model", c->source);
+  one_line(c->err);
+  return MB_ERR_MEMORY;
+}
+
+/* the JSON type of a value, as messages name it */
+static const char* json_type(const cJSON* v) {
+  if (cJSON_IsNumber(v)) return "number";
+  if (cJSON_IsString(v)) return "string";
+  if (cJSON_IsArray(v)) return "array";
+  if (cJSON_IsObject(v)) return "object";
+  if (cJSON_IsBool(v)) return "boolean";
+  if (cJSON_IsNull(v)) return "null";
+  return "invalid value";
+}
+
+/* "string \"1 kg\"" for strings (the text usually shows the mistake), the bare type otherwise */
+static const char* describe(const cJSON* v, char* buf, size_t size) {
+  if (cJSON_IsString(v))
+    snprintf(buf, size, "string \"%.40s%s\"", v->valuestring,
+             strlen(v->valuestring) > 40 ? "..." : "");
+  else
+    snprintf(buf, size, "%s", json_type(v));
+  return buf;
+}
+
+/* marks a path cut short by the buffer (only absurdly deep or long keys get there) */
+static void path_truncated(char* out, int n) {
+  if (n >= PATH_LEN) memcpy(out + PATH_LEN - 4, "...", 4);
+}
+
+static void path_key(char* out, const char* path, const char* key) {
+  path_truncated(out, path[0] ? snprintf(out, PATH_LEN, "%s.%s", path, key)
+                              : snprintf(out, PATH_LEN, "%s", key));
+}
+
+static void path_index(char* out, const char* path, int i) {
+  path_truncated(out, snprintf(out, PATH_LEN, "%s[%d]", path, i));
+}
+
+/* ---------------------------------------------------------------------------------------------
+   objects, keys and plain values */
+
+/* rejects keys outside `allowed` (NULL-terminated; NULL allows any key) and repeated keys:
+   cJSON keeps duplicates, and a silently ignored second value would be a hard mistake to find */
+static mb_status check_keys(json_ctx* c, const cJSON* obj, const char* path,
+                            const char* const* allowed) {
+  char sub[PATH_LEN];
+  for (const cJSON* a = obj->child; a; a = a->next) {
+    path_key(sub, path, a->string);
+    if (allowed) {
+      int known = 0;
+      for (const char* const* k = allowed; *k && !known; k++) known = strcmp(*k, a->string) == 0;
+      if (!known) return fail(c, sub, "unknown key");
+    }
+    for (const cJSON* b = obj->child; b != a; b = b->next)
+      if (strcmp(a->string, b->string) == 0) return fail(c, sub, "duplicate key");
+  }
+  return MB_OK;
+}
+
+static const cJSON* get(const cJSON* obj, const char* key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static mb_status expect_object(json_ctx* c, const cJSON* v, const char* path) {
+  char what[64];
+  if (!cJSON_IsObject(v))
+    return fail(c, path, "expected an object, got %s", describe(v, what, sizeof what));
+  return MB_OK;
+}
+
+static mb_status expect_array(json_ctx* c, const cJSON* v, const char* path) {
+  char what[64];
+  if (!cJSON_IsArray(v))
+    return fail(c, path, "expected an array, got %s", describe(v, what, sizeof what));
+  return MB_OK;
+}
+
+/* a plain finite number (no parameter binding) */
+static mb_status read_number(json_ctx* c, const cJSON* v, const char* path, double* out) {
+  char what[64];
+  if (!cJSON_IsNumber(v))
+    return fail(c, path, "expected a number, got %s", describe(v, what, sizeof what));
+  if (!isfinite(v->valuedouble)) return fail(c, path, "not a finite number");
+  *out = v->valuedouble;
+  return MB_OK;
+}
+
+static mb_status read_int(json_ctx* c, const cJSON* v, const char* path, int* out) {
+  double x = 0;
+  TRY(read_number(c, v, path, &x));
+  if (x != floor(x) || x < INT_MIN || x > INT_MAX)
+    return fail(c, path, "must be an integer (got %g)", x);
+  *out = (int)x;
+  return MB_OK;
+}
+
+/* a scalar: a finite number, or "$name" bound to the current value of a parameter */
+static mb_status read_real(json_ctx* c, const cJSON* v, const char* path, mb_real* out) {
+  char what[64];
+  if (cJSON_IsNumber(v)) {
+    if (!isfinite(v->valuedouble)) return fail(c, path, "not a finite number");
+    out->value = v->valuedouble;
+    out->param = -1;
+    return MB_OK;
+  }
+  if (cJSON_IsString(v) && v->valuestring[0] == '$') {
+    int k = mb_desc_param_index(c->d, v->valuestring + 1);
+    if (k < 0)
+      return fail(c, path, "unknown parameter \"%.64s\" (not in \"parameters\")",
+                  v->valuestring + 1);
+    out->value = c->d->param_value[k];
+    out->param = k;
+    return MB_OK;
+  }
+  return fail(c, path, "expected a number or \"$parameter\", got %s",
+              describe(v, what, sizeof what));
+}
+
+/* optional or required members: a missing optional member takes `fallback` */
+static mb_status member_real(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                             int required, double fallback, mb_real* out) {
+  char sub[PATH_LEN];
+  const cJSON* v = get(obj, key);
+  path_key(sub, path, key);
+  if (!v) {
+    if (required) return fail(c, sub, "missing");
+    out->value = fallback;
+    out->param = -1;
+    return MB_OK;
+  }
+  return read_real(c, v, sub, out);
+}
+
+static mb_status member_number(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                               double* out) {
+  char sub[PATH_LEN];
+  const cJSON* v = get(obj, key);
+  if (!v) return MB_OK; /* keeps the default already in *out */
+  path_key(sub, path, key);
+  return read_number(c, v, sub, out);
+}
+
+static mb_status member_int(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                            int* out) {
+  char sub[PATH_LEN];
+  const cJSON* v = get(obj, key);
+  if (!v) return MB_OK;
+  path_key(sub, path, key);
+  return read_int(c, v, sub, out);
+}
+
+/* a string member; *out is NULL when it is absent and optional */
+static mb_status member_string(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                               int required, const char** out) {
+  char sub[PATH_LEN], what[64];
+  const cJSON* v = get(obj, key);
+  path_key(sub, path, key);
+  *out = NULL;
+  if (!v) return required ? fail(c, sub, "missing") : MB_OK;
+  if (!cJSON_IsString(v))
+    return fail(c, sub, "expected a string, got %s", describe(v, what, sizeof what));
+  *out = v->valuestring;
+  return MB_OK;
+}
+
+/* a name that fits in MB_NAME_LEN; `ident` restricts it to [A-Za-z0-9_] */
+static mb_status check_name(json_ctx* c, const char* path, const char* s, int ident) {
+  size_t n = strlen(s);
+  if (n == 0) return fail(c, path, "must not be empty");
+  if (n > MB_NAME_LEN - 1)
+    return fail(c, path, "name \"%.24s...\" is longer than %d characters", s, MB_NAME_LEN - 1);
+  if (ident)
+    for (const char* p = s; *p; p++)
+      if (!(*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+            (*p >= 'A' && *p <= 'Z')))
+        return fail(c, path, "name \"%s\" may contain only letters, digits and '_'", s);
+  return MB_OK;
+}
+
+/* the "name" member of a list entry, unique among the first n entries of a list whose names
+   are `stride` bytes apart */
+static mb_status member_name(json_ctx* c, const cJSON* obj, const char* path, int ident,
+                             const char* list, size_t stride, int n, const char* what,
+                             char out[MB_NAME_LEN]) {
+  char sub[PATH_LEN];
+  const char* s;
+  path_key(sub, path, "name");
+  TRY(member_string(c, obj, path, "name", 1, &s));
+  TRY(check_name(c, sub, s, ident));
+  for (int i = 0; i < n; i++)
+    if (strcmp(list + (size_t)i * stride, s) == 0)
+      return fail(c, sub, "duplicate %s name \"%s\"", what, s);
+  strcpy(out, s);
+  return MB_OK;
+}
+
+/* a vector of exactly dim scalars; planar z = 0 */
+static mb_status read_vec(json_ctx* c, const cJSON* v, const char* path, mb_real out[3]) {
+  char sub[PATH_LEN];
+  int dim = c->d->dim, i = 0;
+  TRY(expect_array(c, v, path));
+  if (cJSON_GetArraySize(v) != dim)
+    return fail(c, path, "expected %d components, got %d", dim, cJSON_GetArraySize(v));
+  for (const cJSON* e = v->child; e; e = e->next, i++) {
+    path_index(sub, path, i);
+    TRY(read_real(c, e, sub, &out[i]));
+  }
+  for (; i < 3; i++) out[i] = (mb_real){0, -1};
+  return MB_OK;
+}
+
+/* the same with plain numbers (initial pose), n components */
+static mb_status read_plain_vec(json_ctx* c, const cJSON* v, const char* path, int n, double* out) {
+  char sub[PATH_LEN];
+  int i = 0;
+  TRY(expect_array(c, v, path));
+  if (cJSON_GetArraySize(v) != n)
+    return fail(c, path, "expected %d components, got %d", n, cJSON_GetArraySize(v));
+  for (const cJSON* e = v->child; e; e = e->next, i++) {
+    path_index(sub, path, i);
+    TRY(read_number(c, e, sub, &out[i]));
+  }
+  return MB_OK;
+}
+
+static mb_status member_vec(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                            int required, mb_real out[3]) {
+  char sub[PATH_LEN];
+  const cJSON* v = get(obj, key);
+  path_key(sub, path, key);
+  for (int i = 0; i < 3; i++) out[i] = (mb_real){0, -1};
+  if (!v) return required ? fail(c, sub, "missing") : MB_OK;
+  return read_vec(c, v, sub, out);
+}
+
+static double vec_norm(const mb_real* v) {
+  return sqrt(v[0].value * v[0].value + v[1].value * v[1].value + v[2].value * v[2].value);
+}
+
+/* checks that a bounded scalar value lies in its range; `strict` selects > rather than >= */
+static mb_status check_min(json_ctx* c, const char* path, const char* key, double x, int strict) {
+  char sub[PATH_LEN];
+  path_key(sub, path, key);
+  if (strict && !(x > 0)) return fail(c, sub, "must be > 0 (got %g)", x);
+  if (!strict && !(x >= 0)) return fail(c, sub, "must be >= 0 (got %g)", x);
+  return MB_OK;
+}
+
+/* allocates n zeroed elements (none for n = 0) */
+static mb_status alloc_array(json_ctx* c, void** out, int n, size_t size) {
+  *out = NULL;
+  if (n <= 0) return MB_OK;
+  *out = calloc((size_t)n, size);
+  return *out ? MB_OK : no_memory(c);
+}
+
+/* an optional list member: NULL when absent, an error when not an array */
+static mb_status member_list(json_ctx* c, const cJSON* obj, const char* key, const cJSON** out) {
+  *out = get(obj, key);
+  if (*out) TRY(expect_array(c, *out, key));
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   references by name */
+
+static int find_body(const mb_desc* d, const char* name) {
+  for (int i = 0; i < d->nbody; i++)
+    if (strcmp(d->body[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int find_joint(const mb_desc* d, const char* name) {
+  for (int i = 0; i < d->njoint; i++)
+    if (strcmp(d->joint[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int find_force(const mb_desc* d, const char* name) {
+  for (int i = 0; i < d->nforce; i++)
+    if (strcmp(d->force[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int find_marker(const mb_marker_desc* m, int n, const char* name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(m[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* "body.marker" (body may be "ground") to body index (-1: ground) and marker index */
+static mb_status member_marker_ref(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                                   int* body, int* marker) {
+  char sub[PATH_LEN], bname[MB_NAME_LEN];
+  const char *s, *dot;
+  const mb_desc* d = c->d;
+  path_key(sub, path, key);
+  TRY(member_string(c, obj, path, key, 1, &s));
+  dot = strchr(s, '.');
+  if (!dot || dot == s || !dot[1])
+    return fail(c, sub, "expected \"body.marker\", got \"%.64s\"", s);
+  if ((size_t)(dot - s) > MB_NAME_LEN - 1) return fail(c, sub, "unknown body \"%.24s...\"", s);
+  memcpy(bname, s, (size_t)(dot - s));
+  bname[dot - s] = '\0';
+
+  /* the ground, then the bodies */
+  if (strcmp(bname, "ground") == 0) {
+    *body = -1;
+    *marker = find_marker(d->ground_marker, d->nground_marker, dot + 1);
+    if (*marker < 0) return fail(c, sub, "unknown marker \"%.64s\" on the ground", dot + 1);
+    return MB_OK;
+  }
+  *body = find_body(d, bname);
+  if (*body < 0) return fail(c, sub, "unknown body \"%s\" in \"%.128s\"", bname, s);
+  *marker = find_marker(d->body[*body].marker, d->body[*body].nmarker, dot + 1);
+  if (*marker < 0) return fail(c, sub, "unknown marker \"%.64s\" on body \"%s\"", dot + 1, bname);
+  return MB_OK;
+}
+
+/* a moving body by name (the ground has no motion to sense or load) */
+static mb_status member_body_ref(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                                 int* body) {
+  char sub[PATH_LEN];
+  const char* s;
+  path_key(sub, path, key);
+  TRY(member_string(c, obj, path, key, 1, &s));
+  if (strcmp(s, "ground") == 0) return fail(c, sub, "must be a moving body, not the ground");
+  *body = find_body(c->d, s);
+  if (*body < 0) return fail(c, sub, "unknown body \"%.64s\"", s);
+  return MB_OK;
+}
+
+static mb_status member_joint_ref(json_ctx* c, const cJSON* obj, const char* path, int* joint) {
+  char sub[PATH_LEN];
+  const char* s;
+  path_key(sub, path, "joint");
+  TRY(member_string(c, obj, path, "joint", 1, &s));
+  *joint = find_joint(c->d, s);
+  if (*joint < 0) return fail(c, sub, "unknown joint \"%.64s\"", s);
+  return MB_OK;
+}
+
+/* number of scalar coordinates (angle, translation) a joint type defines */
+static int joint_has_coord(mb_joint_type t, mb_coord_type k) {
+  if (t == MB_JOINT_CYLINDRICAL) return 1;
+  if (t == MB_JOINT_REVOLUTE) return k == MB_COORD_ANGLE;
+  if (t == MB_JOINT_PRISMATIC) return k == MB_COORD_TRANSLATION;
+  return 0;
+}
+
+/* checks that joint j has coordinate k; `path` names the place that asked for it */
+static mb_status check_coord(json_ctx* c, const char* path, int j, mb_coord_type k) {
+  const mb_joint_desc* jd = &c->d->joint[j];
+  if (!joint_has_coord(jd->type, k))
+    return fail(c, path, "joint \"%s\" (%s) has no %s coordinate", jd->name,
+                joint_type_name[jd->type], coord_name[k]);
+  return MB_OK;
+}
+
+/* the "coordinate" member for joint j; when absent, the joint's only coordinate */
+static mb_status member_coord(json_ctx* c, const cJSON* obj, const char* path, int j,
+                              mb_coord_type* out) {
+  char sub[PATH_LEN];
+  const char* s;
+  const mb_joint_desc* jd = &c->d->joint[j];
+  path_key(sub, path, "coordinate");
+  TRY(member_string(c, obj, path, "coordinate", 0, &s));
+  if (s) {
+    if (strcmp(s, "angle") == 0)
+      *out = MB_COORD_ANGLE;
+    else if (strcmp(s, "translation") == 0)
+      *out = MB_COORD_TRANSLATION;
+    else
+      return fail(c, sub, "unknown coordinate \"%.64s\" (use \"angle\" or \"translation\")", s);
+    return check_coord(c, sub, j, *out);
+  }
+  if (jd->type == MB_JOINT_REVOLUTE)
+    *out = MB_COORD_ANGLE;
+  else if (jd->type == MB_JOINT_PRISMATIC)
+    *out = MB_COORD_TRANSLATION;
+  else if (jd->type == MB_JOINT_CYLINDRICAL)
+    return fail(c, sub, "missing (joint \"%s\" is cylindrical: give \"angle\" or \"translation\")",
+                jd->name);
+  else {
+    path_key(sub, path, "joint");
+    return fail(c, sub, "joint \"%s\" (%s) has no angle or translation coordinate", jd->name,
+                joint_type_name[jd->type]);
+  }
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   time functions */
+
+static mb_status func_alloc(json_ctx* c, mb_func_desc* f, mb_func_type type, int n, int with_time) {
+  f->type = type;
+  TRY(alloc_array(c, (void**)&f->coef, n, sizeof *f->coef));
+  if (with_time) TRY(alloc_array(c, (void**)&f->time, n, sizeof *f->time));
+  f->ncoef = n;
+  return MB_OK;
+}
+
+/* a constant function (unused components of point forces and torques are constant zero, so
+   every func[k] of a load can be evaluated; springs leave func empty) */
+static mb_status func_constant(json_ctx* c, mb_func_desc* f, double value) {
+  TRY(func_alloc(c, f, MB_FUNC_CONSTANT, 1, 0));
+  f->coef[0] = (mb_real){value, -1};
+  return MB_OK;
+}
+
+static mb_status read_table(json_ctx* c, const cJSON* v, const char* path, mb_func_desc* f) {
+  static const char* const keys[] = {"t", "values", NULL};
+  char sub[PATH_LEN], tpath[PATH_LEN], vpath[PATH_LEN];
+  const cJSON *t = get(v, "t"), *y = get(v, "values");
+  int n, i;
+  TRY(expect_object(c, v, path));
+  TRY(check_keys(c, v, path, keys));
+  path_key(tpath, path, "t");
+  path_key(vpath, path, "values");
+  if (!t) return fail(c, tpath, "missing");
+  if (!y) return fail(c, vpath, "missing");
+  TRY(expect_array(c, t, tpath));
+  TRY(expect_array(c, y, vpath));
+  n = cJSON_GetArraySize(t);
+  if (n < 2) return fail(c, tpath, "needs at least 2 samples, got %d", n);
+  if (cJSON_GetArraySize(y) != n)
+    return fail(c, vpath, "expected %d values (one per time in \"t\"), got %d", n,
+                cJSON_GetArraySize(y));
+  TRY(func_alloc(c, f, MB_FUNC_TABLE, n, 1));
+
+  /* sample times are plain numbers and strictly increasing, so the spline is well defined */
+  i = 0;
+  for (const cJSON* e = t->child; e; e = e->next, i++) {
+    path_index(sub, tpath, i);
+    TRY(read_number(c, e, sub, &f->time[i]));
+    if (i > 0 && !(f->time[i] > f->time[i - 1]))
+      return fail(c, sub, "times must be strictly increasing (got %g after %g)", f->time[i],
+                  f->time[i - 1]);
+  }
+  i = 0;
+  for (const cJSON* e = y->child; e; e = e->next, i++) {
+    path_index(sub, vpath, i);
+    TRY(read_real(c, e, sub, &f->coef[i]));
+  }
+  return MB_OK;
+}
+
+/* a time function: a scalar (constant) or an object with exactly one of table, polynomial,
+   harmonic */
+static mb_status read_func(json_ctx* c, const cJSON* v, const char* path, mb_func_desc* f) {
+  static const char* const kinds[] = {"table", "polynomial", "harmonic", NULL};
+  static const char* const harmonic_keys[] = {"offset", "amplitude", "omega", "phase", NULL};
+  char sub[PATH_LEN], sub2[PATH_LEN], what[64];
+  const cJSON* body = NULL;
+  int nkind = 0, kind = -1;
+
+  /* constants */
+  if (cJSON_IsNumber(v) || (cJSON_IsString(v) && v->valuestring[0] == '$')) {
+    TRY(func_alloc(c, f, MB_FUNC_CONSTANT, 1, 0));
+    return read_real(c, v, path, &f->coef[0]);
+  }
+  if (!cJSON_IsObject(v))
+    return fail(c, path,
+                "expected a number, \"$parameter\" or a function object (\"table\", "
+                "\"polynomial\" or \"harmonic\"), got %s",
+                describe(v, what, sizeof what));
+
+  /* which kind of function */
+  TRY(check_keys(c, v, path, kinds));
+  for (int k = 0; kinds[k]; k++)
+    if (get(v, kinds[k])) nkind++, kind = k, body = get(v, kinds[k]);
+  if (nkind != 1)
+    return fail(c, path,
+                "expected exactly one of \"table\", \"polynomial\" or \"harmonic\", got %d", nkind);
+  path_key(sub, path, kinds[kind]);
+
+  if (kind == 0) return read_table(c, body, sub, f);
+  if (kind == 1) {
+    int n = 0;
+    TRY(expect_array(c, body, sub));
+    if (cJSON_GetArraySize(body) < 1) return fail(c, sub, "needs at least 1 coefficient");
+    TRY(func_alloc(c, f, MB_FUNC_POLYNOMIAL, cJSON_GetArraySize(body), 0));
+    for (const cJSON* e = body->child; e; e = e->next, n++) {
+      path_index(sub2, sub, n);
+      TRY(read_real(c, e, sub2, &f->coef[n]));
+    }
+    return MB_OK;
+  }
+
+  /* harmonic: coef = [offset, amplitude, omega, phase] */
+  TRY(expect_object(c, body, sub));
+  TRY(check_keys(c, body, sub, harmonic_keys));
+  TRY(func_alloc(c, f, MB_FUNC_HARMONIC, 4, 0));
+  TRY(member_real(c, body, sub, "offset", 0, 0, &f->coef[0]));
+  TRY(member_real(c, body, sub, "amplitude", 1, 0, &f->coef[1]));
+  TRY(member_real(c, body, sub, "omega", 1, 0, &f->coef[2]));
+  TRY(member_real(c, body, sub, "phase", 0, 0, &f->coef[3]));
+  return MB_OK;
+}
+
+static void func_free(mb_func_desc* f) {
+  free(f->coef);
+  free(f->time);
+  f->coef = NULL;
+  f->time = NULL;
+  f->ncoef = 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   sections */
+
+static mb_status read_parameters(json_ctx* c, const cJSON* root) {
+  char sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* p = get(root, "parameters");
+  int n;
+  if (!p) return MB_OK;
+  TRY(expect_object(c, p, "parameters"));
+  TRY(check_keys(c, p, "parameters", NULL));
+  n = cJSON_GetArraySize(p);
+  TRY(alloc_array(c, (void**)&d->param_name, n, sizeof *d->param_name));
+  TRY(alloc_array(c, (void**)&d->param_value, n, sizeof *d->param_value));
+
+  /* names are identifiers, so that "$name" and the optimiser's references are unambiguous */
+  for (const cJSON* e = p->child; e; e = e->next) {
+    path_key(sub, "parameters", e->string);
+    TRY(check_name(c, sub, e->string, 1));
+    TRY(read_number(c, e, sub, &d->param_value[d->nparam]));
+    strcpy(d->param_name[d->nparam], e->string);
+    d->nparam++;
+  }
+  return MB_OK;
+}
+
+static mb_status read_settings(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"t_end",
+                                     "step",
+                                     "output_interval",
+                                     "beta",
+                                     "gamma",
+                                     "penalty",
+                                     "newton_tolerance",
+                                     "constraint_tolerance",
+                                     "max_newton",
+                                     "projection_iterations",
+                                     "projection_tolerance",
+                                     "tangent",
+                                     "assembly_tolerance",
+                                     "max_assembly",
+                                     NULL};
+  const char* p = "simulation";
+  const cJSON* v = get(root, p);
+  mb_settings* s = &c->d->settings;
+  const char* tangent;
+  char sub[PATH_LEN];
+
+  mb_settings_default(s);
+  if (v) {
+    TRY(expect_object(c, v, p));
+    TRY(check_keys(c, v, p, keys));
+    TRY(member_number(c, v, p, "t_end", &s->t_end));
+    TRY(member_number(c, v, p, "step", &s->step));
+    TRY(member_number(c, v, p, "output_interval", &s->output_interval));
+    TRY(member_number(c, v, p, "beta", &s->beta));
+    TRY(member_number(c, v, p, "gamma", &s->gamma));
+    TRY(member_number(c, v, p, "penalty", &s->penalty));
+    TRY(member_number(c, v, p, "newton_tolerance", &s->tol_newton));
+    TRY(member_number(c, v, p, "constraint_tolerance", &s->tol_constraint));
+    TRY(member_int(c, v, p, "max_newton", &s->max_newton));
+    TRY(member_int(c, v, p, "projection_iterations", &s->projection_iterations));
+    TRY(member_number(c, v, p, "projection_tolerance", &s->tol_projection));
+    TRY(member_number(c, v, p, "assembly_tolerance", &s->tol_assembly));
+    TRY(member_int(c, v, p, "max_assembly", &s->max_assembly));
+    TRY(member_string(c, v, p, "tangent", 0, &tangent));
+    if (tangent) {
+      path_key(sub, p, "tangent");
+      if (strcmp(tangent, "exact") == 0)
+        s->exact_tangent = 1;
+      else if (strcmp(tangent, "approximate") == 0)
+        s->exact_tangent = 0;
+      else
+        return fail(c, sub, "must be \"exact\" or \"approximate\" (got \"%.64s\")", tangent);
+    }
+  }
+
+  /* ranges, checked on the final values so that defaults and overrides agree */
+  TRY(check_min(c, p, "t_end", s->t_end, 1));
+  TRY(check_min(c, p, "step", s->step, 1));
+  if (s->step > s->t_end) {
+    path_key(sub, p, "step");
+    return fail(c, sub, "must be <= t_end (got %g > %g)", s->step, s->t_end);
+  }
+  TRY(check_min(c, p, "output_interval", s->output_interval, 0));
+  TRY(check_min(c, p, "beta", s->beta, 1));
+  TRY(check_min(c, p, "gamma", s->gamma, 1));
+  TRY(check_min(c, p, "penalty", s->penalty, 1));
+  TRY(check_min(c, p, "newton_tolerance", s->tol_newton, 1));
+  TRY(check_min(c, p, "constraint_tolerance", s->tol_constraint, 1));
+  TRY(check_min(c, p, "projection_tolerance", s->tol_projection, 1));
+  TRY(check_min(c, p, "assembly_tolerance", s->tol_assembly, 1));
+  if (s->max_newton < 1) {
+    path_key(sub, p, "max_newton");
+    return fail(c, sub, "must be >= 1 (got %d)", s->max_newton);
+  }
+  if (s->projection_iterations < 1) {
+    path_key(sub, p, "projection_iterations");
+    return fail(c, sub, "must be >= 1 (got %d)", s->projection_iterations);
+  }
+  if (s->max_assembly < 1) {
+    path_key(sub, p, "max_assembly");
+    return fail(c, sub, "must be >= 1 (got %d)", s->max_assembly);
+  }
+  return MB_OK;
+}
+
+/* the "markers" map of a body or of the ground (`path` names the owner) */
+static mb_status read_markers(json_ctx* c, const cJSON* owner, const char* path,
+                              mb_marker_desc** out, int* nout) {
+  static const char* const keys[] = {"point", "axis", "ref", NULL};
+  char mpath[PATH_LEN], sub[PATH_LEN], sub2[PATH_LEN];
+  const cJSON* ms = get(owner, "markers");
+  int n = 0;
+  if (!ms) return MB_OK;
+  path_key(mpath, path, "markers");
+  TRY(expect_object(c, ms, mpath));
+  TRY(check_keys(c, ms, mpath, NULL));
+  TRY(alloc_array(c, (void**)out, cJSON_GetArraySize(ms), sizeof **out));
+  *nout = cJSON_GetArraySize(ms);
+
+  for (const cJSON* e = ms->child; e; e = e->next, n++) {
+    mb_marker_desc* m = &(*out)[n];
+    path_key(sub, mpath, e->string);
+    TRY(check_name(c, sub, e->string, 0));
+    strcpy(m->name, e->string);
+    TRY(expect_object(c, e, sub));
+    TRY(check_keys(c, e, sub, keys));
+    TRY(member_vec(c, e, sub, "point", 1, m->point));
+    TRY(member_vec(c, e, sub, "axis", 0, m->axis));
+    m->has_axis = get(e, "axis") != NULL;
+    path_key(sub2, sub, "axis");
+    if (m->has_axis && vec_norm(m->axis) == 0) return fail(c, sub2, "must be non-zero");
+
+    /* the reference direction fixes rotation about the axis: spatial only, perpendicular */
+    if (!get(e, "ref")) continue;
+    path_key(sub2, sub, "ref");
+    if (c->d->dim == 2) return fail(c, sub2, "only in spatial models");
+    if (!m->has_axis) return fail(c, sub2, "needs \"axis\" in the same marker");
+    TRY(member_vec(c, e, sub, "ref", 0, m->ref));
+    m->has_ref = 1;
+    double nr = vec_norm(m->ref), na = vec_norm(m->axis);
+    if (nr == 0) return fail(c, sub2, "must be non-zero");
+    double dot = m->axis[0].value * m->ref[0].value + m->axis[1].value * m->ref[1].value +
+                 m->axis[2].value * m->ref[2].value;
+    if (fabs(dot) > 1e-9 * na * nr)
+      return fail(c, sub2, "not perpendicular to the axis (cosine %g)", dot / (na * nr));
+  }
+  return MB_OK;
+}
+
+/* eigenvalues of a symmetric 3x3 [xx, yy, zz, xy, xz, yz], ascending (closed form) */
+static void sym3_eigenvalues(const double* a, double* ev) {
+  double p1 = a[3] * a[3] + a[4] * a[4] + a[5] * a[5];
+  if (p1 == 0) {
+    ev[0] = a[0], ev[1] = a[1], ev[2] = a[2];
+  } else {
+    double q = (a[0] + a[1] + a[2]) / 3;
+    double p2 =
+        (a[0] - q) * (a[0] - q) + (a[1] - q) * (a[1] - q) + (a[2] - q) * (a[2] - q) + 2 * p1;
+    double p = sqrt(p2 / 6);
+    double b0 = (a[0] - q) / p, b1 = (a[1] - q) / p, b2 = (a[2] - q) / p;
+    double b3 = a[3] / p, b4 = a[4] / p, b5 = a[5] / p;
+    double r = (b0 * (b1 * b2 - b5 * b5) - b3 * (b3 * b2 - b5 * b4) + b4 * (b3 * b5 - b1 * b4)) / 2;
+    double phi = r <= -1 ? PI / 3 : r >= 1 ? 0 : acos(r) / 3;
+    ev[0] = q + 2 * p * cos(phi);
+    ev[2] = q + 2 * p * cos(phi + 2 * PI / 3);
+    ev[1] = 3 * q - ev[0] - ev[2];
+  }
+  /* sort the three values */
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2 - i; j++)
+      if (ev[j] > ev[j + 1]) {
+        double t = ev[j];
+        ev[j] = ev[j + 1], ev[j + 1] = t;
+      }
+}
+
+/* planar: Izz >= 0; spatial: [Ixx, Iyy, Izz] or a symmetric 3x3 matrix that a real mass
+   distribution can have (positive definite, triangle inequalities) */
+static mb_status read_inertia(json_ctx* c, const cJSON* body, const char* path, mb_real* out) {
+  char ipath[PATH_LEN], sub[PATH_LEN], sub2[PATH_LEN];
+  const cJSON* v = get(body, "inertia");
+  mb_real m[3][3];
+  double a[6], ev[3];
+  int n = 0;
+  path_key(ipath, path, "inertia");
+  for (int i = 0; i < 6; i++) out[i] = (mb_real){0, -1};
+  if (!v) return fail(c, ipath, "missing");
+
+  if (c->d->dim == 2) {
+    TRY(read_real(c, v, ipath, &out[2]));
+    if (!(out[2].value >= 0)) return fail(c, ipath, "must be >= 0 (got %g)", out[2].value);
+    return MB_OK;
+  }
+
+  /* spatial: principal moments or the full matrix */
+  if (!cJSON_IsArray(v))
+    return fail(c, ipath, "expected [Ixx, Iyy, Izz] or a 3x3 matrix, got %s", json_type(v));
+  if (cJSON_GetArraySize(v) != 3)
+    return fail(c, ipath, "expected [Ixx, Iyy, Izz] or a 3x3 matrix, got %d components",
+                cJSON_GetArraySize(v));
+  if (!cJSON_IsArray(v->child)) {
+    for (const cJSON* e = v->child; e; e = e->next, n++) {
+      path_index(sub, ipath, n);
+      TRY(read_real(c, e, sub, &out[n]));
+    }
+  } else {
+    for (const cJSON* row = v->child; row; row = row->next, n++) {
+      int k = 0;
+      path_index(sub, ipath, n);
+      TRY(expect_array(c, row, sub));
+      if (cJSON_GetArraySize(row) != 3)
+        return fail(c, sub, "expected 3 components, got %d", cJSON_GetArraySize(row));
+      for (const cJSON* e = row->child; e; e = e->next, k++) {
+        path_index(sub2, sub, k);
+        TRY(read_real(c, e, sub2, &m[n][k]));
+      }
+    }
+    /* symmetry: the lower triangle must repeat the upper one, value and parameter */
+    for (int i = 1; i < 3; i++)
+      for (int j = 0; j < i; j++) {
+        double scale = fabs(m[0][0].value) + fabs(m[1][1].value) + fabs(m[2][2].value);
+        if (fabs(m[i][j].value - m[j][i].value) > 1e-12 * scale || m[i][j].param != m[j][i].param) {
+          path_index(sub, ipath, i);
+          path_index(sub2, sub, j);
+          return fail(c, sub2, "matrix not symmetric: %g differs from inertia[%d][%d] = %g",
+                      m[i][j].value, j, i, m[j][i].value);
+        }
+      }
+    out[0] = m[0][0], out[1] = m[1][1], out[2] = m[2][2];
+    out[3] = m[0][1], out[4] = m[0][2], out[5] = m[1][2];
+  }
+
+  /* physical checks on the principal moments */
+  for (int i = 0; i < 6; i++) a[i] = out[i].value;
+  sym3_eigenvalues(a, ev);
+  if (!(ev[0] > 1e-12 * fabs(ev[2])))
+    return fail(c, ipath, "not positive definite (principal moments %g, %g, %g)", ev[0], ev[1],
+                ev[2]);
+  if (ev[2] > ev[0] + ev[1] + 1e-6 * (ev[0] + ev[1] + ev[2]))
+    return fail(c, ipath,
+                "violates the triangle inequality (principal moments %g, %g, %g: %g > %g + %g)",
+                ev[0], ev[1], ev[2], ev[2], ev[0], ev[1]);
+  return MB_OK;
+}
+
+static mb_status read_ground(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"markers", NULL};
+  const cJSON* g = get(root, "ground");
+  if (!g) return MB_OK;
+  TRY(expect_object(c, g, "ground"));
+  TRY(check_keys(c, g, "ground", keys));
+  return read_markers(c, g, "ground", &c->d->ground_marker, &c->d->nground_marker);
+}
+
+static mb_status read_bodies(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name",  "mass",        "com",     "inertia", "position",
+                                     "angle", "orientation", "markers", NULL};
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list = get(root, "bodies");
+  int i = 0;
+  if (!list) return fail(c, "bodies", "missing");
+  TRY(expect_array(c, list, "bodies"));
+  if (cJSON_GetArraySize(list) == 0) return fail(c, "bodies", "needs at least one body");
+  TRY(alloc_array(c, (void**)&d->body, cJSON_GetArraySize(list), sizeof *d->body));
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_body_desc* b = &d->body[i];
+    const char* name;
+    path_index(path, "bodies", i);
+    TRY(expect_object(c, e, path));
+
+    /* pose keys of the other dimension get a pointed message rather than "unknown key" */
+    if (d->dim == 2 && get(e, "orientation")) {
+      path_key(sub, path, "orientation");
+      return fail(c, sub, "only in spatial models (planar bodies use \"angle\")");
+    }
+    if (d->dim == 3 && get(e, "angle")) {
+      path_key(sub, path, "angle");
+      return fail(c, sub, "only in planar models (spatial bodies use \"orientation\")");
+    }
+    TRY(check_keys(c, e, path, keys));
+
+    /* names: unique, and distinguishable from the ground and from "body.marker" references */
+    path_key(sub, path, "name");
+    TRY(member_string(c, e, path, "name", 1, &name));
+    TRY(check_name(c, sub, name, 0));
+    if (strcmp(name, "ground") == 0)
+      return fail(c, sub, "\"ground\" is reserved for the fixed frame");
+    if (strchr(name, '.')) return fail(c, sub, "name \"%s\" must not contain '.'", name);
+    if (find_body(d, name) >= 0) return fail(c, sub, "duplicate body name \"%s\"", name);
+    strcpy(b->name, name);
+    d->nbody = i + 1;
+
+    /* mass properties */
+    TRY(member_real(c, e, path, "mass", 1, 0, &b->mass));
+    path_key(sub, path, "mass");
+    if (!(b->mass.value > 0)) return fail(c, sub, "must be > 0 (got %g)", b->mass.value);
+    TRY(member_vec(c, e, path, "com", 0, b->com));
+    TRY(read_inertia(c, e, path, b->inertia));
+
+    /* approximate initial pose (planar angle about z is stored as the yaw) */
+    if (get(e, "position")) {
+      path_key(sub, path, "position");
+      TRY(read_plain_vec(c, get(e, "position"), sub, d->dim, b->position));
+    }
+    if (get(e, "angle")) {
+      path_key(sub, path, "angle");
+      TRY(read_number(c, get(e, "angle"), sub, &b->orientation[0]));
+    }
+    if (get(e, "orientation")) {
+      path_key(sub, path, "orientation");
+      TRY(read_plain_vec(c, get(e, "orientation"), sub, 3, b->orientation));
+    }
+    TRY(read_markers(c, e, path, &b->marker, &b->nmarker));
+  }
+  return MB_OK;
+}
+
+static mb_status read_joints(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name", "type", "marker1", "marker2", NULL};
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "joints", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->joint, cJSON_GetArraySize(list), sizeof *d->joint));
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_joint_desc* j = &d->joint[i];
+    const char* type;
+    int t = -1;
+    path_index(path, "joints", i);
+    TRY(expect_object(c, e, path));
+    TRY(check_keys(c, e, path, keys));
+    TRY(member_name(c, e, path, 0, d->joint[0].name, sizeof *d->joint, i, "joint", j->name));
+    d->njoint = i + 1;
+
+    /* type, and the types a planar model can have */
+    path_key(sub, path, "type");
+    TRY(member_string(c, e, path, "type", 1, &type));
+    for (int k = 0; k <= MB_JOINT_FIXED; k++)
+      if (strcmp(type, joint_type_name[k]) == 0) t = k;
+    if (t < 0)
+      return fail(c, sub,
+                  "unknown joint type \"%.64s\" (revolute, prismatic, spherical, cylindrical, "
+                  "universal, planar or fixed)",
+                  type);
+    j->type = (mb_joint_type)t;
+    if (d->dim == 2 && t != MB_JOINT_REVOLUTE && t != MB_JOINT_PRISMATIC && t != MB_JOINT_FIXED)
+      return fail(c, sub, "\"%s\" is not available in planar models (revolute, prismatic or fixed)",
+                  type);
+
+    /* the two markers, on different bodies */
+    TRY(member_marker_ref(c, e, path, "marker1", &j->body[0], &j->marker[0]));
+    TRY(member_marker_ref(c, e, path, "marker2", &j->body[1], &j->marker[1]));
+    path_key(sub, path, "marker2");
+    if (j->body[0] == j->body[1])
+      return fail(c, sub, "on the same body as marker1 (%s): a joint connects two bodies",
+                  j->body[0] < 0 ? "ground" : d->body[j->body[0]].name);
+
+    /* the directions each joint type needs */
+    for (int k = 0; k < 2; k++) {
+      int need = d->dim == 3 ? (t != MB_JOINT_SPHERICAL && t != MB_JOINT_FIXED)
+                             : (t == MB_JOINT_PRISMATIC && k == 0);
+      const mb_marker_desc* m = j->body[k] < 0 ? &d->ground_marker[j->marker[k]]
+                                               : &d->body[j->body[k]].marker[j->marker[k]];
+      if (need && !m->has_axis) {
+        path_key(sub, path, k ? "marker2" : "marker1");
+        return fail(c, sub, "marker \"%s.%s\" has no \"axis\", which a %s %s joint needs",
+                    j->body[k] < 0 ? "ground" : d->body[j->body[k]].name, m->name,
+                    d->dim == 2 ? "planar" : "spatial", type);
+      }
+    }
+  }
+  return MB_OK;
+}
+
+/* the components of a point force or torque: dim (torque: planar 1, spatial 3) time functions;
+   the others stay constant zero */
+static mb_status read_load(json_ctx* c, const cJSON* e, const char* path, int n,
+                           mb_func_desc* func) {
+  char sub[PATH_LEN], sub2[PATH_LEN];
+  const cJSON* v = get(e, "value");
+  int k = 0;
+  path_key(sub, path, "value");
+  if (!v) return fail(c, sub, "missing");
+  if (n == 1) {
+    if (cJSON_IsArray(v))
+      return fail(c, sub, "a planar torque is one function (about z), got array");
+    TRY(read_func(c, v, sub, &func[0]));
+    k = 1;
+  } else {
+    TRY(expect_array(c, v, sub));
+    if (cJSON_GetArraySize(v) != n)
+      return fail(c, sub, "expected %d components, got %d", n, cJSON_GetArraySize(v));
+    for (const cJSON* x = v->child; x; x = x->next, k++) {
+      path_index(sub2, sub, k);
+      TRY(read_func(c, x, sub2, &func[k]));
+    }
+  }
+  for (; k < 3; k++) TRY(func_constant(c, &func[k], 0));
+  return MB_OK;
+}
+
+static mb_status read_forces(json_ctx* c, const cJSON* root) {
+  static const char* const spring_keys[] = {"name",           "type",      "marker1",
+                                            "marker2",        "stiffness", "damping",
+                                            "natural_length", "force",     NULL};
+  static const char* const point_keys[] = {"name", "type", "marker", "value", NULL};
+  static const char* const torque_keys[] = {"name", "type", "body", "value", NULL};
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "forces", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->force, cJSON_GetArraySize(list), sizeof *d->force));
+  d->nforce = cJSON_GetArraySize(list); /* so that mb_desc_free reaches every func */
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_force_desc* f = &d->force[i];
+    const char* type;
+    path_index(path, "forces", i);
+    f->body[0] = f->body[1] = f->marker[0] = f->marker[1] = -1;
+    TRY(expect_object(c, e, path));
+
+    /* the type decides the keys */
+    path_key(sub, path, "type");
+    TRY(member_string(c, e, path, "type", 1, &type));
+    if (strcmp(type, "spring") == 0)
+      f->type = MB_FORCE_SPRING;
+    else if (strcmp(type, "force") == 0)
+      f->type = MB_FORCE_POINT;
+    else if (strcmp(type, "torque") == 0)
+      f->type = MB_FORCE_TORQUE;
+    else
+      return fail(c, sub, "unknown force type \"%.64s\" (spring, force or torque)", type);
+    TRY(check_keys(c, e, path,
+                   f->type == MB_FORCE_SPRING  ? spring_keys
+                   : f->type == MB_FORCE_POINT ? point_keys
+                                               : torque_keys));
+    TRY(member_name(c, e, path, 0, d->force[0].name, sizeof *d->force, i, "force", f->name));
+
+    if (f->type == MB_FORCE_SPRING) {
+      /* spring-damper-actuator between two points of different bodies */
+      TRY(member_marker_ref(c, e, path, "marker1", &f->body[0], &f->marker[0]));
+      TRY(member_marker_ref(c, e, path, "marker2", &f->body[1], &f->marker[1]));
+      path_key(sub, path, "marker2");
+      if (f->body[0] == f->body[1])
+        return fail(c, sub, "on the same body as marker1 (%s): a spring connects two bodies",
+                    f->body[0] < 0 ? "ground" : d->body[f->body[0]].name);
+      TRY(member_real(c, e, path, "stiffness", 0, 0, &f->stiffness));
+      TRY(check_min(c, path, "stiffness", f->stiffness.value, 0));
+      TRY(member_real(c, e, path, "damping", 0, 0, &f->damping));
+      TRY(check_min(c, path, "damping", f->damping.value, 0));
+      TRY(member_real(c, e, path, "natural_length", 1, 0, &f->natural_length));
+      TRY(check_min(c, path, "natural_length", f->natural_length.value, 0));
+      TRY(member_real(c, e, path, "force", 0, 0, &f->force));
+    } else if (f->type == MB_FORCE_POINT) {
+      /* a force at a marker of a moving body, global components */
+      TRY(member_marker_ref(c, e, path, "marker", &f->body[0], &f->marker[0]));
+      path_key(sub, path, "marker");
+      if (f->body[0] < 0) return fail(c, sub, "must be on a moving body, not the ground");
+      TRY(read_load(c, e, path, d->dim, f->func));
+    } else {
+      /* a torque on a moving body: planar about z (func[0]), spatial global x, y, z */
+      TRY(member_body_ref(c, e, path, "body", &f->body[0]));
+      TRY(read_load(c, e, path, d->dim == 2 ? 1 : 3, f->func));
+    }
+  }
+  return MB_OK;
+}
+
+static mb_status read_drivers(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name", "joint", "coordinate", "function", NULL};
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "drivers", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->driver, cJSON_GetArraySize(list), sizeof *d->driver));
+  d->ndriver = cJSON_GetArraySize(list);
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_driver_desc* r = &d->driver[i];
+    path_index(path, "drivers", i);
+    TRY(expect_object(c, e, path));
+    TRY(check_keys(c, e, path, keys));
+    TRY(member_name(c, e, path, 0, d->driver[0].name, sizeof *d->driver, i, "driver", r->name));
+    TRY(member_joint_ref(c, e, path, &r->joint));
+    TRY(member_coord(c, e, path, r->joint, &r->coord));
+
+    /* driving one coordinate twice gives redundant, generally inconsistent constraints */
+    for (int k = 0; k < i; k++)
+      if (d->driver[k].joint == r->joint && d->driver[k].coord == r->coord) {
+        path_key(sub, path, "joint");
+        return fail(c, sub, "the %s of joint \"%s\" is already driven by drivers[%d]",
+                    coord_name[r->coord], d->joint[r->joint].name, k);
+      }
+    path_key(sub, path, "function");
+    if (!get(e, "function")) return fail(c, sub, "missing");
+    TRY(read_func(c, get(e, "function"), sub, &r->func));
+  }
+  return MB_OK;
+}
+
+/* component names: x, y (, z) for points and spatial angular velocity */
+static int component_index(const char* s, const char* const* names, int n) {
+  for (int k = 0; k < n; k++)
+    if (strcmp(s, names[k]) == 0) return k;
+  return -1;
+}
+
+static mb_status read_initial(json_ctx* c, const cJSON* root) {
+  static const char* const body_keys[] = {"body", "angle", "rate", NULL};
+  static const char* const joint_keys[] = {"joint", "angle",      "translation",
+                                           "rate",  "coordinate", NULL};
+  static const char* const marker_keys[] = {"marker", "component", "value", "rate", NULL};
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "initial", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->prescribe, cJSON_GetArraySize(list), sizeof *d->prescribe));
+  d->nprescribe = cJSON_GetArraySize(list);
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_prescribe_desc* p = &d->prescribe[i];
+    int kinds;
+    path_index(path, "initial", i);
+    p->joint = p->body = p->marker = p->component = -1;
+    TRY(expect_object(c, e, path));
+    kinds = (get(e, "body") != NULL) + (get(e, "joint") != NULL) + (get(e, "marker") != NULL);
+    if (kinds != 1) return fail(c, path, "needs exactly one of \"body\", \"joint\" or \"marker\"");
+
+    if (get(e, "body")) {
+      /* the absolute angle of a planar body frame */
+      p->type = MB_PRESCRIBE_BODY_ANGLE;
+      path_key(sub, path, "body");
+      if (d->dim != 2) return fail(c, sub, "body angles can be prescribed only in planar models");
+      TRY(check_keys(c, e, path, body_keys));
+      TRY(member_body_ref(c, e, path, "body", &p->body));
+      TRY(member_real(c, e, path, "angle", 1, 0, &p->value));
+      p->has_value = 1;
+    } else if (get(e, "joint")) {
+      /* a joint coordinate: the key "angle" or "translation" names it */
+      const cJSON *a = get(e, "angle"), *t = get(e, "translation");
+      p->type = MB_PRESCRIBE_JOINT;
+      TRY(check_keys(c, e, path, joint_keys));
+      TRY(member_joint_ref(c, e, path, &p->joint));
+      if (a && t) {
+        path_key(sub, path, "translation");
+        return fail(c, sub, "give either \"angle\" or \"translation\" in one entry, not both");
+      }
+      if (a || t) {
+        p->coord = a ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+        path_key(sub, path, coord_name[p->coord]);
+        TRY(check_coord(c, sub, p->joint, p->coord));
+        TRY(read_real(c, a ? a : t, sub, &p->value));
+        p->has_value = 1;
+        if (get(e, "coordinate")) {
+          mb_coord_type k;
+          TRY(member_coord(c, e, path, p->joint, &k));
+          path_key(sub, path, "coordinate");
+          if (k != p->coord)
+            return fail(c, sub, "contradicts the key \"%s\"", coord_name[p->coord]);
+        }
+      } else {
+        TRY(member_coord(c, e, path, p->joint, &p->coord));
+      }
+    } else {
+      /* one global component of a marker point */
+      const char* comp;
+      p->type = MB_PRESCRIBE_POINT;
+      TRY(check_keys(c, e, path, marker_keys));
+      TRY(member_marker_ref(c, e, path, "marker", &p->body, &p->marker));
+      path_key(sub, path, "marker");
+      if (p->body < 0) return fail(c, sub, "must be on a moving body, not the ground");
+      path_key(sub, path, "component");
+      TRY(member_string(c, e, path, "component", 1, &comp));
+      p->component = component_index(comp, axis_name, d->dim);
+      if (p->component < 0)
+        return fail(c, sub, "unknown component \"%.16s\" (%s)", comp,
+                    d->dim == 2 ? "x or y" : "x, y or z");
+      if (get(e, "value")) {
+        TRY(member_real(c, e, path, "value", 1, 0, &p->value));
+        p->has_value = 1;
+      }
+    }
+
+    /* the rate, and something to prescribe at all */
+    if (get(e, "rate")) {
+      TRY(member_real(c, e, path, "rate", 1, 0, &p->rate));
+      p->has_rate = 1;
+    }
+    if (!p->has_value && !p->has_rate)
+      return fail(c, path, "prescribes nothing: give %s and/or \"rate\"",
+                  p->type == MB_PRESCRIBE_POINT ? "\"value\"" : "\"angle\" or \"translation\"");
+  }
+  return MB_OK;
+}
+
+/* output types, the sensor each gives, and the reference it needs */
+enum { NEED_NONE, NEED_MARKER, NEED_BODY, NEED_JOINT, NEED_SPRING };
+static const struct {
+  const char* name;
+  mb_sensor_type type;
+  int need;
+} output_types[] = {
+    {"position", MB_SENSOR_POINT_POSITION, NEED_MARKER},
+    {"velocity", MB_SENSOR_POINT_VELOCITY, NEED_MARKER},
+    {"acceleration", MB_SENSOR_POINT_ACCELERATION, NEED_MARKER},
+    {"angular_velocity", MB_SENSOR_BODY_ANGULAR_VELOCITY, NEED_BODY},
+    {"angles", MB_SENSOR_BODY_ANGLES, NEED_BODY},
+    {"joint", MB_SENSOR_JOINT_COORDINATE, NEED_JOINT},
+    {"joint_rate", MB_SENSOR_JOINT_RATE, NEED_JOINT},
+    {"spring_length", MB_SENSOR_SPRING_LENGTH, NEED_SPRING},
+    {"spring_force", MB_SENSOR_SPRING_FORCE, NEED_SPRING},
+    {"kinetic_energy", MB_SENSOR_KINETIC_ENERGY, NEED_NONE},
+    {"gravity_energy", MB_SENSOR_GRAVITY_ENERGY, NEED_NONE},
+    {"elastic_energy", MB_SENSOR_ELASTIC_ENERGY, NEED_NONE},
+    {"total_energy", MB_SENSOR_TOTAL_ENERGY, NEED_NONE},
+};
+
+/* the optional "component": an index into the sensor's values (-1: all of them) */
+static mb_status read_component(json_ctx* c, const cJSON* e, const char* path, mb_sensor_desc* s) {
+  static const char* const planar_angle[] = {"angle"};
+  static const char* const planar_omega[] = {"z"};
+  char sub[PATH_LEN];
+  const char* comp;
+  const char* const* names = axis_name;
+  int n = c->d->dim;
+  const char* hint = n == 2 ? "x or y" : "x, y or z";
+  TRY(member_string(c, e, path, "component", 0, &comp));
+  s->component = -1;
+  if (!comp) return MB_OK;
+  if (s->type == MB_SENSOR_BODY_ANGLES) {
+    names = n == 2 ? planar_angle : euler_name;
+    hint = n == 2 ? "planar models have only \"angle\"" : "yaw, pitch or roll";
+    n = n == 2 ? 1 : 3;
+  } else if (s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY && n == 2) {
+    names = planar_omega;
+    hint = "planar models have only \"z\"";
+    n = 1;
+  }
+  s->component = component_index(comp, names, n);
+  path_key(sub, path, "component");
+  if (s->component < 0) return fail(c, sub, "unknown component \"%.16s\" (%s)", comp, hint);
+  return MB_OK;
+}
+
+static mb_status read_outputs(json_ctx* c, const cJSON* root) {
+  static const char* const keys[][5] = {
+      [NEED_NONE] = {"name", "type", NULL},
+      [NEED_MARKER] = {"name", "type", "marker", "component", NULL},
+      [NEED_BODY] = {"name", "type", "body", "component", NULL},
+      [NEED_JOINT] = {"name", "type", "joint", "coordinate", NULL},
+      [NEED_SPRING] = {"name", "type", "force", NULL},
+  };
+  const int ntype = (int)(sizeof output_types / sizeof output_types[0]);
+  char path[PATH_LEN], sub[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "outputs", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->sensor, cJSON_GetArraySize(list), sizeof *d->sensor));
+  d->nsensor = cJSON_GetArraySize(list);
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_sensor_desc* s = &d->sensor[i];
+    const char* type;
+    int t = -1;
+    path_index(path, "outputs", i);
+    s->body = s->marker = s->joint = s->force = s->component = -1;
+    TRY(expect_object(c, e, path));
+
+    /* the type decides the keys */
+    path_key(sub, path, "type");
+    TRY(member_string(c, e, path, "type", 1, &type));
+    for (int k = 0; k < ntype; k++)
+      if (strcmp(type, output_types[k].name) == 0) t = k;
+    if (t < 0)
+      return fail(c, sub,
+                  "unknown output type \"%.64s\" (position, velocity, acceleration, "
+                  "angular_velocity, angles, joint, joint_rate, spring_length, spring_force, "
+                  "kinetic_energy, gravity_energy, elastic_energy or total_energy)",
+                  type);
+    s->type = output_types[t].type;
+    TRY(check_keys(c, e, path, keys[output_types[t].need]));
+
+    /* names become CSV column headers */
+    TRY(member_name(c, e, path, 1, d->sensor[0].name, sizeof *d->sensor, i, "output", s->name));
+
+    switch (output_types[t].need) {
+      case NEED_MARKER:
+        TRY(member_marker_ref(c, e, path, "marker", &s->body, &s->marker));
+        TRY(read_component(c, e, path, s));
+        break;
+      case NEED_BODY:
+        TRY(member_body_ref(c, e, path, "body", &s->body));
+        TRY(read_component(c, e, path, s));
+        break;
+      case NEED_JOINT:
+        TRY(member_joint_ref(c, e, path, &s->joint));
+        TRY(member_coord(c, e, path, s->joint, &s->coord));
+        break;
+      case NEED_SPRING: {
+        const char* fname;
+        path_key(sub, path, "force");
+        TRY(member_string(c, e, path, "force", 1, &fname));
+        s->force = find_force(d, fname);
+        if (s->force < 0) return fail(c, sub, "unknown force \"%.64s\"", fname);
+        if (d->force[s->force].type != MB_FORCE_SPRING)
+          return fail(c, sub, "force \"%s\" is not a spring", fname);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return MB_OK;
+}
+
+/* the whole model; sections in dependency order (parameters before any scalar, bodies before
+   the references to them) */
+static mb_status read_model(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name",    "dimension",  "gravity", "parameters", "ground",
+                                     "bodies",  "joints",     "forces",  "drivers",    "initial",
+                                     "outputs", "simulation", NULL};
+  mb_desc* d = c->d;
+  const char* name;
+  const cJSON* v;
+  char what[64];
+  if (!cJSON_IsObject(root))
+    return fail(c, "top level", "expected an object, got %s", describe(root, what, sizeof what));
+  TRY(check_keys(c, root, "", keys));
+
+  /* name and dimension */
+  TRY(member_string(c, root, "", "name", 0, &name));
+  if (name) {
+    TRY(check_name(c, "name", name, 0));
+    strcpy(d->name, name);
+  }
+  v = get(root, "dimension");
+  if (!v) return fail(c, "dimension", "missing");
+  TRY(read_int(c, v, "dimension", &d->dim));
+  if (d->dim != 2 && d->dim != 3) return fail(c, "dimension", "must be 2 or 3 (got %d)", d->dim);
+
+  TRY(read_parameters(c, root));
+  TRY(member_vec(c, root, "", "gravity", 0, d->gravity));
+  TRY(read_settings(c, root));
+  TRY(read_ground(c, root));
+  TRY(read_bodies(c, root));
+  TRY(read_joints(c, root));
+  TRY(read_forces(c, root));
+  TRY(read_drivers(c, root));
+  TRY(read_initial(c, root));
+  TRY(read_outputs(c, root));
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   public functions */
+
+void mb_settings_default(mb_settings* s) {
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  s->t_end = 5;
+  s->step = 1e-3;
+  s->output_interval = 0;
+  s->beta = 0.25;
+  s->gamma = 0.5;
+  s->penalty = 1e9;
+  s->tol_newton = 1e-10;
+  s->tol_constraint = 1e-10;
+  s->max_newton = 20;
+  s->projection_iterations = 30;
+  s->tol_projection = 1e-12;
+  s->exact_tangent = 1;
+  s->tol_assembly = 1e-12;
+  s->max_assembly = 50;
+}
+
+void mb_desc_free(mb_desc* d) {
+  if (!d) return;
+  free(d->param_name);
+  free(d->param_value);
+  free(d->ground_marker);
+  for (int i = 0; i < d->nbody && d->body; i++) free(d->body[i].marker);
+  free(d->body);
+  free(d->joint);
+  for (int i = 0; i < d->nforce && d->force; i++)
+    for (int k = 0; k < 3; k++) func_free(&d->force[i].func[k]);
+  free(d->force);
+  for (int i = 0; i < d->ndriver && d->driver; i++) func_free(&d->driver[i].func);
+  free(d->driver);
+  free(d->prescribe);
+  free(d->sensor);
+  memset(d, 0, sizeof *d);
+}
+
+int mb_desc_param_index(const mb_desc* d, const char* name) {
+  if (!d || !name) return -1;
+  for (int i = 0; i < d->nparam; i++)
+    if (strcmp(d->param_name[i], name) == 0) return i;
+  return -1;
+}
+
+/* "line L, column C: syntax error near '...'" from the position where cJSON stopped */
+static mb_status syntax_error(const char* text, const char* where, const char* source,
+                              mb_error* err) {
+  int line = 1, column = 1;
+  char near[24];
+  size_t n = 0;
+  if (!where || where < text) where = text;
+  for (const char* p = text; p < where && *p; p++) {
+    if (*p == '\n')
+      line++, column = 1;
+    else if (((unsigned char)*p & 0xC0) != 0x80) /* count UTF-8 characters, not bytes */
+      column++;
+  }
+  while (n < 16 && where[n] && where[n] != '\n' && where[n] != '\r') n++;
+  memcpy(near, where, n);
+  near[n] = '\0';
+  if (n == 0)
+    mb_error_set(err, MB_ERR_JSON, "%s: line %d, column %d: syntax error near end of %s", source,
+                 line, column, *where ? "line" : "input");
+  else
+    mb_error_set(err, MB_ERR_JSON, "%s: line %d, column %d: syntax error near '%s'", source, line,
+                 column, near);
+  one_line(err);
+  return MB_ERR_JSON;
+}
+
+mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, mb_error* err) {
+  json_ctx c = {source ? source : "<json>", d, err};
+  const char* end = NULL;
+  cJSON* root = NULL;
+  mb_status status;
+
+  mb_error_clear(err);
+  if (!d) return mb_error_set(err, MB_ERR_ARGUMENT, "mb_desc_parse_json: no description to fill");
+  memset(d, 0, sizeof *d);
+  if (!text) return mb_error_set(err, MB_ERR_ARGUMENT, "%s: no JSON text", c.source);
+
+  /* syntax (a UTF-8 byte order mark is not JSON but editors write it) */
+  if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
+  root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    status = syntax_error(text, end, c.source, err);
+    goto done;
+  }
+
+  /* content */
+  status = read_model(&c, root);
+
+done:
+  cJSON_Delete(root);
+  if (status != MB_OK) mb_desc_free(d);
+  return status;
+}
+
+mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err) {
+  FILE* file = NULL;
+  char* text = NULL;
+  size_t len = 0, cap = 0;
+  mb_status status;
+
+  mb_error_clear(err);
+  if (!d) return mb_error_set(err, MB_ERR_ARGUMENT, "mb_desc_load_json: no description to fill");
+  memset(d, 0, sizeof *d);
+  if (!path) return mb_error_set(err, MB_ERR_ARGUMENT, "mb_desc_load_json: no file name");
+
+  /* the whole file as one string, read in growing chunks (works for pipes too, and a directory
+     fails in fread rather than with a nonsense size) */
+  file = fopen(path, "rb");
+  if (!file) {
+    status = mb_error_set(err, MB_ERR_IO, "%s: cannot open the file (%s)", path, strerror(errno));
+    goto done;
+  }
+  for (;;) {
+    if (len + 1 >= cap) {
+      char* grown = realloc(text, cap = cap ? 2 * cap : 65536);
+      if (!grown) {
+        status = mb_error_set(err, MB_ERR_MEMORY, "%s: out of memory reading the file", path);
+        goto done;
+      }
+      text = grown;
+    }
+    size_t got = fread(text + len, 1, cap - 1 - len, file);
+    len += got;
+    if (got == 0) break;
+  }
+  if (ferror(file)) {
+    status = mb_error_set(err, MB_ERR_IO, "%s: cannot read the file (%s)", path, strerror(errno));
+    goto done;
+  }
+  text[len] = '\0';
+
+  /* a NUL byte would silently cut the text short */
+  if (strlen(text) != len) {
+    status =
+        mb_error_set(err, MB_ERR_JSON, "%s: contains a NUL byte at offset %zu", path, strlen(text));
+    goto done;
+  }
+  status = mb_desc_parse_json(text, path, d, err);
+
+done:
+  one_line(err);
+  if (file) fclose(file);
+  free(text);
+  return status;
+}

@@ -1,0 +1,40 @@
+# Command-line tests: exit codes, help texts, outputs and one-line errors on bad input.
+function(mbopt_cli_test name expect_code regex one_line)
+  add_test(NAME cli_${name}
+    COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:mbopt>;${ARGN}"
+            -DEXPECT_CODE=${expect_code} "-DEXPECT_REGEX=${regex}" -DONE_LINE_STDERR=${one_line}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/run_cli.cmake
+    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+endfunction()
+
+mbopt_cli_test(help 0 "Usage: mbopt COMMAND" 0 --help)
+mbopt_cli_test(simulate_help 0 "Usage: mbopt simulate SPEC.json" 0 simulate --help)
+mbopt_cli_test(no_command 2 "Usage: mbopt COMMAND" 0)
+mbopt_cli_test(unknown_command 2 "unknown command 'fly'" 1 fly)
+mbopt_cli_test(unknown_option 2 "unknown option '--stpe'" 1 simulate problems/fivebar.json --stpe 1)
+mbopt_cli_test(bad_step 2 "--step: expected a positive number" 1 simulate problems/fivebar.json --step -1)
+mbopt_cli_test(missing_file 3 "cannot" 1 simulate tests/models/does-not-exist.json)
+mbopt_cli_test(simulate_fivebar 0 "status +completed" 0
+  simulate problems/fivebar.json --csv ${CMAKE_BINARY_DIR}/fivebar.csv)
+mbopt_cli_test(simulate_json 0 "\"status\":\"completed\"" 0
+  simulate problems/slider_crank.json --t-end 0.1 --json)
+mbopt_cli_test(simulate_csv_unwritable 3 "cannot write" 1
+  simulate problems/fivebar.json --csv /nonexistent-dir/out.csv)
+
+# every malformed or non-physical model: exit code 3 and one error line naming the file
+file(GLOB bad_models RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/models/bad/*.json)
+foreach(model ${bad_models})
+  get_filename_component(stem ${model} NAME_WE)
+  mbopt_cli_test(bad_${stem} 3 "${stem}\\.json" 1 simulate ${model})
+endforeach()
+
+# models that load but cannot be assembled or integrated: message and exit code from the table
+# tests/models/fail/expect.txt, one "file;exit code;regular expression" per line
+file(STRINGS ${CMAKE_SOURCE_DIR}/tests/models/fail/expect.txt fail_cases REGEX "^[^#]")
+foreach(case ${fail_cases})
+  list(GET case 0 model)
+  list(GET case 1 code)
+  list(GET case 2 regex)
+  get_filename_component(stem ${model} NAME_WE)
+  mbopt_cli_test(fail_${stem} ${code} "${regex}" 1 simulate tests/models/fail/${model} --quiet)
+endforeach()

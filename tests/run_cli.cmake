@@ -1,0 +1,17 @@
+# Runs one mbopt command line and checks its exit code and output.
+#   -DCOMMAND="prog;arg;..." -DEXPECT_CODE=N [-DEXPECT_REGEX=re] [-DONE_LINE_STDERR=1]
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code STREQUAL "${EXPECT_CODE}")
+  message(FATAL_ERROR "exit code ${code}, expected ${EXPECT_CODE}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(DEFINED EXPECT_REGEX AND NOT "${out}${err}" MATCHES "${EXPECT_REGEX}")
+  message(FATAL_ERROR "output does not match '${EXPECT_REGEX}'\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(ONE_LINE_STDERR)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines n)
+  if(NOT n EQUAL 1 OR NOT err MATCHES "^mbopt: error: ")
+    message(FATAL_ERROR "stderr is not one 'mbopt: error:' line:\n${err}")
+  endif()
+endif()
+message(STATUS "ok: exit ${code}")

@@ -1,0 +1,713 @@
+/* Tests of the JSON model loader (problems/model_json.c): every file of tests/models/bad/ fails
+   with a one-line message naming the JSON path and the reason; valid models fill the description
+   as documented, including "$param" bindings; every number field rejects a string and infinity,
+   and every object rejects an unknown key. Run from the repository root. */
+#include <cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbopt/desc.h"
+
+static int npass, nfail;
+
+/* records one check; prints the failing ones with their context */
+static int check(int ok, const char* what, const char* detail, int line) {
+  if (ok) {
+    npass++;
+  } else {
+    nfail++;
+    printf("FAIL (line %d): %s%s%s\n", line, what, detail ? ": " : "", detail ? detail : "");
+  }
+  return ok;
+}
+#define CHECK(cond) check((cond) != 0, #cond, NULL, __LINE__)
+#define CHECK_MSG(cond, msg) check((cond) != 0, #cond, (msg), __LINE__)
+#define CHECK_NEAR(a, b) check(near((a), (b)), #a " == " #b, NULL, __LINE__)
+
+static int near(double a, double b) {
+  return fabs(a - b) <= 1e-12 * (1 + fabs(b));
+}
+
+/* ---------------------------------------------------------------------------------------------
+   malformed and non-physical models: file, status, JSON path (or position) and reason */
+
+static const struct {
+  const char* file;
+  mb_status status;
+  const char* where;
+  const char* reason;
+} bad_models[] = {
+    {"syntax_missing_comma.json", MB_ERR_JSON, "line 4, column 20", "syntax error near '\"mass\""},
+    {"syntax_empty.json", MB_ERR_JSON, "line 1, column 1", "syntax error near end of input"},
+    {"top_level_array.json", MB_ERR_MODEL, "top level", "expected an object, got array"},
+    {"dimension_missing.json", MB_ERR_MODEL, "dimension", "missing"},
+    {"dimension_bad.json", MB_ERR_MODEL, "dimension", "must be 2 or 3 (got 4)"},
+    {"gravity_length.json", MB_ERR_MODEL, "gravity", "expected 2 components, got 3"},
+    {"bodies_empty.json", MB_ERR_MODEL, "bodies", "at least one body"},
+    {"key_unknown_top.json", MB_ERR_MODEL, "bodyes", "unknown key"},
+    {"param_unknown.json", MB_ERR_MODEL, "bodies[0].com[0]", "unknown parameter \"x_G\""},
+    {"param_not_number.json", MB_ERR_MODEL, "parameters.k", "expected a number, got string"},
+    {"param_name_chars.json", MB_ERR_MODEL, "parameters.spring length",
+     "only letters, digits and '_'"},
+    {"mass_string.json", MB_ERR_MODEL, "bodies[0].mass", "got string \"1 kg\""},
+    {"mass_negative.json", MB_ERR_MODEL, "bodies[1].mass", "must be > 0 (got -1)"},
+    {"mass_zero.json", MB_ERR_MODEL, "bodies[0].mass", "must be > 0 (got 0)"},
+    {"mass_missing.json", MB_ERR_MODEL, "bodies[0].mass", "missing"},
+    {"mass_infinite.json", MB_ERR_MODEL, "bodies[0].mass", "not a finite number"},
+    {"inertia_negative_planar.json", MB_ERR_MODEL, "bodies[0].inertia", "must be >= 0"},
+    {"inertia_not_positive_definite.json", MB_ERR_MODEL, "bodies[0].inertia",
+     "not positive definite"},
+    {"inertia_triangle.json", MB_ERR_MODEL, "bodies[0].inertia",
+     "violates the triangle inequality"},
+    {"inertia_asymmetric.json", MB_ERR_MODEL, "bodies[0].inertia[1][0]", "not symmetric"},
+    {"body_duplicate.json", MB_ERR_MODEL, "bodies[1].name", "duplicate body name \"bar\""},
+    {"body_named_ground.json", MB_ERR_MODEL, "bodies[0].name", "reserved"},
+    {"name_too_long.json", MB_ERR_MODEL, "bodies[0].name", "longer than 63 characters"},
+    {"key_unknown.json", MB_ERR_MODEL, "bodies[0].masss", "unknown key"},
+    {"key_duplicate.json", MB_ERR_MODEL, "bodies[0].markers.O", "duplicate key"},
+    {"vector_length.json", MB_ERR_MODEL, "bodies[0].com", "expected 2 components, got 3"},
+    {"angle_in_spatial.json", MB_ERR_MODEL, "bodies[0].angle", "only in planar models"},
+    {"ref_not_perpendicular.json", MB_ERR_MODEL, "bodies[0].markers.O.ref", "not perpendicular"},
+    {"ref_without_axis.json", MB_ERR_MODEL, "bodies[0].markers.P.ref", "needs \"axis\""},
+    {"axis_zero.json", MB_ERR_MODEL, "ground.markers.O.axis", "must be non-zero"},
+    {"joint_type_unknown.json", MB_ERR_MODEL, "joints[0].type", "unknown joint type \"hinge\""},
+    {"joint_type_number.json", MB_ERR_MODEL, "joints[0].type", "expected a string, got number"},
+    {"marker_unknown.json", MB_ERR_MODEL, "joints[0].marker2", "unknown marker \"Q\""},
+    {"body_unknown.json", MB_ERR_MODEL, "joints[0].marker2", "unknown body \"rod\""},
+    {"joint_same_body.json", MB_ERR_MODEL, "joints[0].marker2", "same body"},
+    {"joint_spherical_planar.json", MB_ERR_MODEL, "joints[0].type",
+     "not available in planar models"},
+    {"revolute_no_axis.json", MB_ERR_MODEL, "joints[0].marker2", "has no \"axis\""},
+    {"prismatic_no_axis_planar.json", MB_ERR_MODEL, "joints[0].marker1", "has no \"axis\""},
+    {"joint_duplicate.json", MB_ERR_MODEL, "joints[1].name", "duplicate joint name"},
+    {"table_not_increasing.json", MB_ERR_MODEL, "forces[0].value[1].table.t[2]",
+     "strictly increasing"},
+    {"table_length_mismatch.json", MB_ERR_MODEL, "forces[0].value[0].table.values",
+     "expected 3 values"},
+    {"spring_no_natural_length.json", MB_ERR_MODEL, "forces[0].natural_length", "missing"},
+    {"spring_stiffness_negative.json", MB_ERR_MODEL, "forces[0].stiffness", "must be >= 0"},
+    {"force_on_ground.json", MB_ERR_MODEL, "forces[0].marker", "not the ground"},
+    {"torque_planar_array.json", MB_ERR_MODEL, "forces[0].value", "planar torque is one function"},
+    {"driver_coordinate.json", MB_ERR_MODEL, "drivers[0].coordinate",
+     "has no translation coordinate"},
+    {"harmonic_missing_omega.json", MB_ERR_MODEL, "drivers[0].function.harmonic.omega", "missing"},
+    {"driver_twice.json", MB_ERR_MODEL, "drivers[1].joint", "already driven"},
+    {"function_two_kinds.json", MB_ERR_MODEL, "drivers[0].function", "exactly one of"},
+    {"initial_body_spatial.json", MB_ERR_MODEL, "initial[0].body", "only in planar models"},
+    {"initial_two_kinds.json", MB_ERR_MODEL, "initial[0]", "exactly one of"},
+    {"initial_nothing.json", MB_ERR_MODEL, "initial[0]", "prescribes nothing"},
+    {"output_type_unknown.json", MB_ERR_MODEL, "outputs[0].type", "unknown output type \"speed\""},
+    {"output_name_chars.json", MB_ERR_MODEL, "outputs[0].name", "only letters, digits and '_'"},
+    {"component_planar_z.json", MB_ERR_MODEL, "outputs[0].component", "unknown component \"z\""},
+    {"spring_output_not_spring.json", MB_ERR_MODEL, "outputs[0].force", "not a spring"},
+    {"cylindrical_output_coordinate.json", MB_ERR_MODEL, "outputs[0].coordinate", "missing"},
+    {"output_on_ground.json", MB_ERR_MODEL, "outputs[0].body", "not the ground"},
+    {"step_negative.json", MB_ERR_MODEL, "simulation.step", "must be > 0 (got -0.001)"},
+    {"step_exceeds_t_end.json", MB_ERR_MODEL, "simulation.step", "must be <= t_end"},
+    {"tangent_unknown.json", MB_ERR_MODEL, "simulation.tangent",
+     "must be \"exact\" or \"approximate\""},
+    {"max_newton_fraction.json", MB_ERR_MODEL, "simulation.max_newton", "must be an integer"},
+};
+#define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
+
+/* a failed load: the status, one line "<source>: <where>: <reason>...", and an empty desc */
+static void check_failure(const char* source, mb_status got, const mb_desc* d, const mb_error* err,
+                          mb_status status, const char* where, const char* reason) {
+  static const mb_desc empty;
+  char head[512], mid[512];
+  snprintf(head, sizeof head, "%s: ", source);
+  snprintf(mid, sizeof mid, ": %s: ", where);
+  check(got == status, "status", err->message, __LINE__);
+  check(err->status == got, "err->status matches the return value", err->message, __LINE__);
+  check(strchr(err->message, '\n') == NULL, "message is one line", err->message, __LINE__);
+  check(strncmp(err->message, head, strlen(head)) == 0, "message starts with the source",
+        err->message, __LINE__);
+  check(strstr(err->message, mid) != NULL, where, err->message, __LINE__);
+  check(strstr(err->message, reason) != NULL, reason, err->message, __LINE__);
+  check(memcmp(d, &empty, sizeof empty) == 0, "desc left empty", source, __LINE__);
+}
+
+static void test_bad_models(void) {
+  char path[512];
+  for (int i = 0; i < NBAD; i++) {
+    mb_desc d;
+    mb_error err;
+    snprintf(path, sizeof path, "tests/models/bad/%s", bad_models[i].file);
+    mb_status s = mb_desc_load_json(path, &d, &err);
+    check_failure(path, s, &d, &err, bad_models[i].status, bad_models[i].where,
+                  bad_models[i].reason);
+    mb_desc_free(&d);
+  }
+
+  /* every file of the folder has an expectation here, so none is silently skipped */
+  DIR* dir = opendir("tests/models/bad");
+  int nfile = 0;
+  if (!CHECK_MSG(dir != NULL, "tests/models/bad (run from the repository root)")) return;
+  for (struct dirent* e; (e = readdir(dir)) != NULL;) {
+    size_t n = strlen(e->d_name);
+    if (n < 5 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+    int known = 0;
+    for (int i = 0; i < NBAD; i++) known |= strcmp(bad_models[i].file, e->d_name) == 0;
+    check(known, "bad model listed in the test table", e->d_name, __LINE__);
+    nfile++;
+  }
+  closedir(dir);
+  CHECK(nfile == NBAD);
+  CHECK(nfile >= 24);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   valid models */
+
+static const char* const planar_model =
+    "{\n"
+    "  \"name\": \"test planar\",\n"
+    "  \"dimension\": 2,\n"
+    "  \"gravity\": [0, \"$g\"],\n"
+    "  \"parameters\": {\"g\": -9.81, \"L\": 1.5, \"k\": 100, \"m\": 2, \"w\": 6.28},\n"
+    "  \"ground\": {\"markers\": {\"A\": {\"point\": [0, 0]}, \"B\": {\"point\": [1, 0], \"axis\": "
+    "[1, 0]}}},\n"
+    "  \"bodies\": [\n"
+    "    {\"name\": \"crank\", \"mass\": \"$m\", \"com\": [\"$L\", 0], \"inertia\": 0.25, "
+    "\"position\": [0.5, 0.25],\n"
+    "     \"angle\": -1.5, \"markers\": {\"A\": {\"point\": [0, 0]}, \"P\": {\"point\": [\"$L\", "
+    "0], \"axis\": [1, 0]}}},\n"
+    "    {\"name\": \"slider\", \"mass\": 1, \"inertia\": 0, \"position\": [1, 0],\n"
+    "     \"markers\": {\"S\": {\"point\": [0, 0], \"axis\": [1, 0]}, \"T\": {\"point\": [0.5, "
+    "0]}}},\n"
+    "    {\"name\": \"plate\", \"mass\": 0.5, \"inertia\": 0.01, \"markers\": {\"C\": {\"point\": "
+    "[0, 0]}}}\n"
+    "  ],\n"
+    "  \"joints\": [\n"
+    "    {\"name\": \"jA\", \"type\": \"revolute\", \"marker1\": \"ground.A\", \"marker2\": "
+    "\"crank.A\"},\n"
+    "    {\"name\": \"jS\", \"type\": \"prismatic\", \"marker1\": \"ground.B\", \"marker2\": "
+    "\"slider.S\"},\n"
+    "    {\"name\": \"jF\", \"type\": \"fixed\", \"marker1\": \"slider.T\", \"marker2\": "
+    "\"plate.C\"}\n"
+    "  ],\n"
+    "  \"forces\": [\n"
+    "    {\"name\": \"s1\", \"type\": \"spring\", \"marker1\": \"ground.B\", \"marker2\": "
+    "\"crank.P\",\n"
+    "     \"stiffness\": \"$k\", \"damping\": 0.5, \"natural_length\": 2, \"force\": 1},\n"
+    "    {\"name\": \"push\", \"type\": \"force\", \"marker\": \"crank.P\",\n"
+    "     \"value\": [0, {\"table\": {\"t\": [0, 1, 2], \"values\": [0, \"$k\", 0]}}]},\n"
+    "    {\"name\": \"motor\", \"type\": \"torque\", \"body\": \"crank\",\n"
+    "     \"value\": {\"harmonic\": {\"offset\": 0.5, \"amplitude\": 1, \"omega\": \"$w\", "
+    "\"phase\": 0.25}}}\n"
+    "  ],\n"
+    "  \"drivers\": [{\"name\": \"drive\", \"joint\": \"jS\", \"function\": {\"polynomial\": [1, "
+    "0.5, \"$L\"]}}],\n"
+    "  \"initial\": [\n"
+    "    {\"body\": \"crank\", \"angle\": -1.5, \"rate\": 0},\n"
+    "    {\"joint\": \"jA\", \"angle\": 0.1, \"rate\": 2},\n"
+    "    {\"joint\": \"jS\", \"translation\": 0.2},\n"
+    "    {\"joint\": \"jA\", \"rate\": 1.0, \"coordinate\": \"angle\"},\n"
+    "    {\"marker\": \"crank.P\", \"component\": \"y\", \"value\": -1, \"rate\": 0}\n"
+    "  ],\n"
+    "  \"outputs\": [\n"
+    "    {\"name\": \"x1\", \"type\": \"position\", \"marker\": \"crank.P\", \"component\": "
+    "\"x\"},\n"
+    "    {\"name\": \"v2\", \"type\": \"velocity\", \"marker\": \"slider.T\"},\n"
+    "    {\"name\": \"a2\", \"type\": \"acceleration\", \"marker\": \"ground.B\", \"component\": "
+    "\"y\"},\n"
+    "    {\"name\": \"w\", \"type\": \"angular_velocity\", \"body\": \"crank\", \"component\": "
+    "\"z\"},\n"
+    "    {\"name\": \"th\", \"type\": \"angles\", \"body\": \"crank\"},\n"
+    "    {\"name\": \"q\", \"type\": \"joint\", \"joint\": \"jA\", \"coordinate\": \"angle\"},\n"
+    "    {\"name\": \"qd\", \"type\": \"joint_rate\", \"joint\": \"jS\"},\n"
+    "    {\"name\": \"l1\", \"type\": \"spring_length\", \"force\": \"s1\"},\n"
+    "    {\"name\": \"f1\", \"type\": \"spring_force\", \"force\": \"s1\"},\n"
+    "    {\"name\": \"T\", \"type\": \"kinetic_energy\"}, {\"name\": \"Vg\", \"type\": "
+    "\"gravity_energy\"},\n"
+    "    {\"name\": \"Ve\", \"type\": \"elastic_energy\"}, {\"name\": \"E\", \"type\": "
+    "\"total_energy\"}\n"
+    "  ],\n"
+    "  \"simulation\": {\"t_end\": 2, \"step\": 0.01, \"output_interval\": 0.1, \"beta\": 0.3, "
+    "\"gamma\": 0.6,\n"
+    "                 \"penalty\": 1e8, \"newton_tolerance\": 1e-9, \"constraint_tolerance\": "
+    "1e-8,\n"
+    "                 \"max_newton\": 30, \"projection_iterations\": 3, \"projection_tolerance\": "
+    "1e-11,\n"
+    "                 \"tangent\": \"approximate\", \"assembly_tolerance\": 1e-10, "
+    "\"max_assembly\": 40}\n"
+    "}\n";
+
+static const char* const spatial_model =
+    "{\n"
+    "  \"dimension\": 3,\n"
+    "  \"gravity\": [0, 0, -9.81],\n"
+    "  \"parameters\": {\"Ixy\": 0.01},\n"
+    "  \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 1], \"ref\": [1, "
+    "0, 0]},\n"
+    "                          \"Q\": {\"point\": [2, 0, 0], \"axis\": [1, 0, 0]}}},\n"
+    "  \"bodies\": [\n"
+    "    {\"name\": \"b1\", \"mass\": 1, \"com\": [0.5, 0, 0], \"inertia\": [0.1, 0.1, 0.05],\n"
+    "     \"position\": [0, 0, 0.5], \"orientation\": [0.1, 0.2, 0.3],\n"
+    "     \"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 2], \"ref\": [3, 0, 0]},\n"
+    "                 \"P\": {\"point\": [1, 0, 0], \"axis\": [0, 1, 0]}}},\n"
+    "    {\"name\": \"b2\", \"mass\": 2, \"inertia\": [[0.2, \"$Ixy\", 0], [\"$Ixy\", 0.3, 0.02], "
+    "[0, 0.02, 0.4]],\n"
+    "     \"markers\": {\"P\": {\"point\": [0, 0, 0], \"axis\": [0, 1, 0]}, \"R\": {\"point\": [1, "
+    "0, 0], \"axis\": [1, 0, 0]}}},\n"
+    "    {\"name\": \"b3\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],\n"
+    "     \"markers\": {\"R\": {\"point\": [0, 0, 0], \"axis\": [1, 0, 0]}, \"S\": {\"point\": "
+    "[0.5, 0, 0], \"axis\": [0, 0, 1]}}},\n"
+    "    {\"name\": \"b4\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],\n"
+    "     \"markers\": {\"S\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 1]}, \"U\": {\"point\": [1, "
+    "0, 0], \"axis\": [0, 1, 0]}}},\n"
+    "    {\"name\": \"b5\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],\n"
+    "     \"markers\": {\"U\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 1]}, \"F\": {\"point\": [1, "
+    "0, 0]}}},\n"
+    "    {\"name\": \"b6\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1],\n"
+    "     \"markers\": {\"F\": {\"point\": [0, 0, 0]}, \"Q\": {\"point\": [0, 0, 0], \"axis\": [1, "
+    "0, 0]}}}\n"
+    "  ],\n"
+    "  \"joints\": [\n"
+    "    {\"name\": \"rev\", \"type\": \"revolute\", \"marker1\": \"ground.O\", \"marker2\": "
+    "\"b1.O\"},\n"
+    "    {\"name\": \"sph\", \"type\": \"spherical\", \"marker1\": \"b1.P\", \"marker2\": "
+    "\"b2.P\"},\n"
+    "    {\"name\": \"cyl\", \"type\": \"cylindrical\", \"marker1\": \"b2.R\", \"marker2\": "
+    "\"b3.R\"},\n"
+    "    {\"name\": \"pri\", \"type\": \"prismatic\", \"marker1\": \"b3.S\", \"marker2\": "
+    "\"b4.S\"},\n"
+    "    {\"name\": \"uni\", \"type\": \"universal\", \"marker1\": \"b4.U\", \"marker2\": "
+    "\"b5.U\"},\n"
+    "    {\"name\": \"fix\", \"type\": \"fixed\", \"marker1\": \"b5.F\", \"marker2\": \"b6.F\"},\n"
+    "    {\"name\": \"pla\", \"type\": \"planar\", \"marker1\": \"ground.Q\", \"marker2\": "
+    "\"b6.Q\"}\n"
+    "  ],\n"
+    "  \"forces\": [\n"
+    "    {\"name\": \"f\", \"type\": \"force\", \"marker\": \"b2.R\", \"value\": [1, 0, "
+    "{\"polynomial\": [0, 1]}]},\n"
+    "    {\"name\": \"tq\", \"type\": \"torque\", \"body\": \"b1\",\n"
+    "     \"value\": [0, 0, {\"harmonic\": {\"amplitude\": 2, \"omega\": 3}}]}\n"
+    "  ],\n"
+    "  \"drivers\": [{\"name\": \"d\", \"joint\": \"cyl\", \"coordinate\": \"translation\", "
+    "\"function\": 0.5}],\n"
+    "  \"initial\": [\n"
+    "    {\"joint\": \"cyl\", \"angle\": 0.3, \"coordinate\": \"angle\"},\n"
+    "    {\"marker\": \"b1.P\", \"component\": \"z\", \"rate\": 0.1}\n"
+    "  ],\n"
+    "  \"outputs\": [\n"
+    "    {\"name\": \"yaw\", \"type\": \"angles\", \"body\": \"b2\", \"component\": \"yaw\"},\n"
+    "    {\"name\": \"roll\", \"type\": \"angles\", \"body\": \"b2\", \"component\": \"roll\"},\n"
+    "    {\"name\": \"wx\", \"type\": \"angular_velocity\", \"body\": \"b1\", \"component\": "
+    "\"x\"},\n"
+    "    {\"name\": \"pz\", \"type\": \"position\", \"marker\": \"b3.S\", \"component\": \"z\"},\n"
+    "    {\"name\": \"qc\", \"type\": \"joint\", \"joint\": \"cyl\", \"coordinate\": "
+    "\"translation\"}\n"
+    "  ]\n"
+    "}\n";
+
+static void test_planar(void) {
+  mb_desc d;
+  mb_error err;
+  mb_status s = mb_desc_parse_json(planar_model, "planar", &d, &err);
+  if (!CHECK_MSG(s == MB_OK, err.message)) return;
+  CHECK(err.status == MB_OK && err.message[0] == '\0');
+  CHECK(strcmp(d.name, "test planar") == 0);
+  CHECK(d.dim == 2);
+
+  /* parameters and their bindings */
+  int g = mb_desc_param_index(&d, "g"), L = mb_desc_param_index(&d, "L"),
+      k = mb_desc_param_index(&d, "k");
+  int m = mb_desc_param_index(&d, "m"), w = mb_desc_param_index(&d, "w");
+  CHECK(d.nparam == 5);
+  CHECK(g == 0 && L == 1 && k == 2 && m == 3 && w == 4);
+  CHECK(mb_desc_param_index(&d, "nope") == -1);
+  CHECK(mb_desc_param_index(NULL, "g") == -1);
+  CHECK(strcmp(d.param_name[L], "L") == 0);
+  CHECK_NEAR(d.param_value[L], 1.5);
+  CHECK(d.gravity[0].value == 0 && d.gravity[0].param == -1);
+  CHECK_NEAR(d.gravity[1].value, -9.81);
+  CHECK(d.gravity[1].param == g);
+  CHECK(d.gravity[2].value == 0 && d.gravity[2].param == -1);
+
+  /* ground markers and bodies */
+  CHECK(d.nground_marker == 2);
+  CHECK(strcmp(d.ground_marker[1].name, "B") == 0 && d.ground_marker[1].has_axis &&
+        !d.ground_marker[0].has_axis);
+  CHECK(d.nbody == 3);
+  const mb_body_desc* b = &d.body[0];
+  CHECK(strcmp(b->name, "crank") == 0);
+  CHECK_NEAR(b->mass.value, 2);
+  CHECK(b->mass.param == m);
+  CHECK_NEAR(b->com[0].value, 1.5);
+  CHECK(b->com[0].param == L);
+  CHECK(b->com[1].param == -1 && b->com[2].value == 0);
+  CHECK_NEAR(b->inertia[2].value, 0.25);
+  CHECK(b->inertia[0].value == 0 && b->inertia[1].value == 0 && b->inertia[3].value == 0);
+  CHECK_NEAR(b->position[0], 0.5);
+  CHECK_NEAR(b->position[1], 0.25);
+  CHECK(b->position[2] == 0);
+  CHECK_NEAR(b->orientation[0], -1.5);
+  CHECK(b->nmarker == 2 && strcmp(b->marker[1].name, "P") == 0);
+  CHECK(b->marker[1].point[0].param == L && b->marker[1].has_axis && !b->marker[1].has_ref);
+  CHECK_NEAR(b->marker[1].axis[0].value, 1);
+  CHECK(d.body[1].inertia[2].value == 0);
+  CHECK(d.body[2].com[0].value == 0 && d.body[2].position[0] == 0);
+
+  /* joints */
+  CHECK(d.njoint == 3);
+  CHECK(d.joint[0].type == MB_JOINT_REVOLUTE && d.joint[0].body[0] == -1 &&
+        d.joint[0].marker[0] == 0);
+  CHECK(d.joint[0].body[1] == 0 && d.joint[0].marker[1] == 0);
+  CHECK(d.joint[1].type == MB_JOINT_PRISMATIC && d.joint[1].body[0] == -1 &&
+        d.joint[1].marker[0] == 1);
+  CHECK(d.joint[1].body[1] == 1 && d.joint[1].marker[1] == 0);
+  CHECK(d.joint[2].type == MB_JOINT_FIXED && d.joint[2].body[0] == 1 && d.joint[2].marker[0] == 1);
+  CHECK(d.joint[2].body[1] == 2 && d.joint[2].marker[1] == 0);
+
+  /* forces */
+  CHECK(d.nforce == 3);
+  const mb_force_desc* f = &d.force[0];
+  CHECK(f->type == MB_FORCE_SPRING && f->body[0] == -1 && f->marker[0] == 1 && f->body[1] == 0 &&
+        f->marker[1] == 1);
+  CHECK_NEAR(f->stiffness.value, 100);
+  CHECK(f->stiffness.param == k);
+  CHECK_NEAR(f->damping.value, 0.5);
+  CHECK_NEAR(f->natural_length.value, 2);
+  CHECK_NEAR(f->force.value, 1);
+  CHECK(f->func[0].ncoef == 0 && f->func[0].coef == NULL); /* springs have no time functions */
+  f = &d.force[1];
+  CHECK(f->type == MB_FORCE_POINT && f->body[0] == 0 && f->marker[0] == 1 && f->body[1] == -1);
+  CHECK(f->func[0].type == MB_FUNC_CONSTANT && f->func[0].ncoef == 1 &&
+        f->func[0].coef[0].value == 0);
+  CHECK(f->func[0].time == NULL);
+  CHECK(f->func[1].type == MB_FUNC_TABLE && f->func[1].ncoef == 3);
+  CHECK(f->func[1].time[0] == 0 && f->func[1].time[2] == 2);
+  CHECK(f->func[1].coef[1].param == k);
+  CHECK_NEAR(f->func[1].coef[1].value, 100);
+  CHECK(f->func[2].type == MB_FUNC_CONSTANT && f->func[2].ncoef == 1 &&
+        f->func[2].coef[0].value == 0);
+  f = &d.force[2];
+  CHECK(f->type == MB_FORCE_TORQUE && f->body[0] == 0 && f->marker[0] == -1);
+  CHECK(f->func[0].type == MB_FUNC_HARMONIC && f->func[0].ncoef == 4);
+  CHECK_NEAR(f->func[0].coef[0].value, 0.5);
+  CHECK_NEAR(f->func[0].coef[1].value, 1);
+  CHECK_NEAR(f->func[0].coef[2].value, 6.28);
+  CHECK(f->func[0].coef[2].param == w);
+  CHECK_NEAR(f->func[0].coef[3].value, 0.25);
+  CHECK(f->func[1].type == MB_FUNC_CONSTANT && f->func[1].ncoef == 1);
+
+  /* drivers: the coordinate defaults to the joint's only one */
+  CHECK(d.ndriver == 1);
+  CHECK(strcmp(d.driver[0].name, "drive") == 0 && d.driver[0].joint == 1);
+  CHECK(d.driver[0].coord == MB_COORD_TRANSLATION);
+  CHECK(d.driver[0].func.type == MB_FUNC_POLYNOMIAL && d.driver[0].func.ncoef == 3);
+  CHECK(d.driver[0].func.coef[2].param == L);
+
+  /* initial conditions */
+  CHECK(d.nprescribe == 5);
+  const mb_prescribe_desc* p = d.prescribe;
+  CHECK(p[0].type == MB_PRESCRIBE_BODY_ANGLE && p[0].body == 0 && p[0].has_value && p[0].has_rate);
+  CHECK_NEAR(p[0].value.value, -1.5);
+  CHECK(p[1].type == MB_PRESCRIBE_JOINT && p[1].joint == 0 && p[1].coord == MB_COORD_ANGLE);
+  CHECK(p[1].has_value && p[1].has_rate && p[1].rate.value == 2);
+  CHECK(p[2].joint == 1 && p[2].coord == MB_COORD_TRANSLATION && p[2].has_value && !p[2].has_rate);
+  CHECK_NEAR(p[2].value.value, 0.2);
+  CHECK(p[3].joint == 0 && p[3].coord == MB_COORD_ANGLE && !p[3].has_value && p[3].has_rate);
+  CHECK(p[4].type == MB_PRESCRIBE_POINT && p[4].body == 0 && p[4].marker == 1 &&
+        p[4].component == 1);
+  CHECK(p[4].has_value && p[4].value.value == -1 && p[4].has_rate);
+
+  /* outputs: components index the sensor's values */
+  CHECK(d.nsensor == 13);
+  const mb_sensor_desc* o = d.sensor;
+  CHECK(o[0].type == MB_SENSOR_POINT_POSITION && o[0].body == 0 && o[0].marker == 1 &&
+        o[0].component == 0);
+  CHECK(o[1].type == MB_SENSOR_POINT_VELOCITY && o[1].body == 1 && o[1].marker == 1 &&
+        o[1].component == -1);
+  CHECK(o[2].type == MB_SENSOR_POINT_ACCELERATION && o[2].body == -1 && o[2].marker == 1 &&
+        o[2].component == 1);
+  CHECK(o[3].type == MB_SENSOR_BODY_ANGULAR_VELOCITY && o[3].body == 0 && o[3].component == 0);
+  CHECK(o[4].type == MB_SENSOR_BODY_ANGLES && o[4].body == 0 && o[4].component == -1);
+  CHECK(o[5].type == MB_SENSOR_JOINT_COORDINATE && o[5].joint == 0 && o[5].coord == MB_COORD_ANGLE);
+  CHECK(o[6].type == MB_SENSOR_JOINT_RATE && o[6].joint == 1 && o[6].coord == MB_COORD_TRANSLATION);
+  CHECK(o[7].type == MB_SENSOR_SPRING_LENGTH && o[7].force == 0);
+  CHECK(o[8].type == MB_SENSOR_SPRING_FORCE && o[8].force == 0);
+  CHECK(o[9].type == MB_SENSOR_KINETIC_ENERGY && o[10].type == MB_SENSOR_GRAVITY_ENERGY);
+  CHECK(o[11].type == MB_SENSOR_ELASTIC_ENERGY && o[12].type == MB_SENSOR_TOTAL_ENERGY);
+  CHECK(strcmp(o[12].name, "E") == 0 && o[12].body == -1 && o[12].joint == -1 && o[12].force == -1);
+
+  /* settings */
+  const mb_settings* st = &d.settings;
+  CHECK(st->t_end == 2 && st->step == 0.01 && st->output_interval == 0.1);
+  CHECK(st->beta == 0.3 && st->gamma == 0.6 && st->penalty == 1e8);
+  CHECK(st->tol_newton == 1e-9 && st->tol_constraint == 1e-8 && st->max_newton == 30);
+  CHECK(st->projection_iterations == 3 && st->tol_projection == 1e-11 && st->exact_tangent == 0);
+  CHECK(st->tol_assembly == 1e-10 && st->max_assembly == 40);
+
+  /* freeing twice is harmless (the first free zeroes the struct) */
+  mb_desc_free(&d);
+  CHECK(d.body == NULL && d.nbody == 0);
+  mb_desc_free(&d);
+  mb_desc_free(NULL);
+}
+
+static void test_spatial(void) {
+  mb_desc d;
+  mb_error err;
+  mb_settings def;
+  mb_status s = mb_desc_parse_json(spatial_model, "spatial", &d, &err);
+  if (!CHECK_MSG(s == MB_OK, err.message)) return;
+  CHECK(d.dim == 3 && d.name[0] == '\0');
+  CHECK_NEAR(d.gravity[2].value, -9.81);
+
+  /* inertia: principal moments, and the full matrix as [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] */
+  const mb_body_desc* b = d.body;
+  CHECK_NEAR(b[0].inertia[0].value, 0.1);
+  CHECK_NEAR(b[0].inertia[2].value, 0.05);
+  CHECK(b[0].inertia[3].value == 0 && b[0].inertia[5].value == 0);
+  double want[6] = {0.2, 0.3, 0.4, 0.01, 0, 0.02};
+  for (int i = 0; i < 6; i++) CHECK_NEAR(b[1].inertia[i].value, want[i]);
+  CHECK(b[1].inertia[3].param == mb_desc_param_index(&d, "Ixy") && b[1].inertia[3].param == 0);
+  CHECK(b[1].inertia[4].param == -1);
+  CHECK_NEAR(b[0].position[2], 0.5);
+  CHECK_NEAR(b[0].orientation[0], 0.1);
+  CHECK_NEAR(b[0].orientation[2], 0.3);
+  CHECK(b[0].marker[0].has_axis && b[0].marker[0].has_ref);
+  CHECK_NEAR(b[0].marker[0].axis[2].value, 2); /* stored as written; the compiler normalises */
+  CHECK_NEAR(b[0].marker[0].ref[0].value, 3);
+  CHECK(d.ground_marker[0].has_ref && !d.ground_marker[1].has_ref);
+
+  /* all joint types */
+  mb_joint_type types[7] = {MB_JOINT_REVOLUTE,  MB_JOINT_SPHERICAL, MB_JOINT_CYLINDRICAL,
+                            MB_JOINT_PRISMATIC, MB_JOINT_UNIVERSAL, MB_JOINT_FIXED,
+                            MB_JOINT_PLANAR};
+  CHECK(d.njoint == 7);
+  for (int i = 0; i < 7 && i < d.njoint; i++) CHECK(d.joint[i].type == types[i]);
+  CHECK(d.joint[6].body[0] == -1 && d.joint[6].marker[0] == 1 && d.joint[6].body[1] == 5);
+
+  /* spatial loads have three components */
+  CHECK(d.force[0].type == MB_FORCE_POINT && d.force[0].body[0] == 1 && d.force[0].marker[0] == 1);
+  CHECK(d.force[0].func[0].coef[0].value == 1 && d.force[0].func[2].type == MB_FUNC_POLYNOMIAL);
+  CHECK(d.force[1].type == MB_FORCE_TORQUE && d.force[1].func[2].type == MB_FUNC_HARMONIC);
+  CHECK(d.force[1].func[2].coef[0].value == 0 && d.force[1].func[2].coef[3].value == 0);
+  CHECK(d.force[1].func[2].coef[1].value == 2 && d.force[1].func[2].coef[2].value == 3);
+
+  /* driver, initial conditions and outputs */
+  CHECK(d.driver[0].joint == 2 && d.driver[0].coord == MB_COORD_TRANSLATION);
+  CHECK(d.driver[0].func.type == MB_FUNC_CONSTANT && d.driver[0].func.coef[0].value == 0.5);
+  CHECK(d.prescribe[0].joint == 2 && d.prescribe[0].coord == MB_COORD_ANGLE &&
+        d.prescribe[0].has_value);
+  CHECK(d.prescribe[1].component == 2 && !d.prescribe[1].has_value && d.prescribe[1].has_rate);
+  CHECK(d.sensor[0].component == 0 && d.sensor[1].component == 2 && d.sensor[2].component == 0);
+  CHECK(d.sensor[3].component == 2 && d.sensor[4].coord == MB_COORD_TRANSLATION);
+
+  /* absent "simulation": the defaults */
+  mb_settings_default(&def);
+  CHECK(memcmp(&def, &d.settings, sizeof def) == 0);
+  CHECK(def.t_end == 5 && def.step == 1e-3 && def.output_interval == 0 && def.beta == 0.25 &&
+        def.gamma == 0.5);
+  CHECK(def.penalty == 1e9 && def.tol_newton == 1e-10 && def.tol_constraint == 1e-10 &&
+        def.max_newton == 20);
+  CHECK(def.projection_iterations == 30 && def.tol_projection == 1e-12 && def.exact_tangent == 1);
+  CHECK(def.tol_assembly == 1e-12 && def.max_assembly == 50);
+  mb_desc_free(&d);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   systematic mutations of the valid models */
+
+/* parents of user-named members (the keys are names, not fields) */
+static int is_name_map(const char* key) {
+  return key && (strcmp(key, "parameters") == 0 || strcmp(key, "markers") == 0);
+}
+
+typedef void (*visit_fn)(cJSON* root, cJSON* item, const char* path, const char* source);
+
+/* calls visit on every number (numbers) or every field object (objects), with its JSON path */
+static void walk(cJSON* root, cJSON* item, const char* path, int objects, visit_fn visit,
+                 const char* source) {
+  char sub[512];
+  int i = 0;
+  if (cJSON_IsNumber(item) && !objects) visit(root, item, path, source);
+  if (cJSON_IsObject(item) && objects && !is_name_map(item->string))
+    visit(root, item, path, source);
+  for (cJSON* e = item->child; e; e = e->next, i++) {
+    if (cJSON_IsArray(item))
+      snprintf(sub, sizeof sub, "%s[%d]", path, i);
+    else
+      snprintf(sub, sizeof sub, path[0] ? "%s.%s" : "%s%s", path, e->string);
+    walk(root, e, sub, objects, visit, source);
+  }
+}
+
+/* parses `text` and expects failure at `path` for `reason` */
+static void expect_failure(const char* text, const char* source, const char* path,
+                           const char* reason) {
+  mb_desc d;
+  mb_error err;
+  mb_status s = mb_desc_parse_json(text, source, &d, &err);
+  check_failure(source, s, &d, &err, MB_ERR_MODEL, path, reason);
+  mb_desc_free(&d);
+}
+
+/* each number replaced by a string that is not a parameter reference */
+static void visit_string(cJSON* root, cJSON* item, const char* path, const char* source) {
+  static char text[] = "12";
+  int type = item->type;
+  item->type = cJSON_String;
+  item->valuestring = text;
+  char* json = cJSON_PrintUnformatted(root);
+  item->type = type;
+  item->valuestring = NULL;
+  expect_failure(json, source, path, "got string \"12\"");
+  free(json);
+}
+
+/* each number replaced by 1e999, which cJSON reads as infinity */
+static void visit_infinite(cJSON* root, cJSON* item, const char* path, const char* source) {
+  static char text[] = "__INF__";
+  int type = item->type;
+  item->type = cJSON_String;
+  item->valuestring = text;
+  char* json = cJSON_PrintUnformatted(root);
+  item->type = type;
+  item->valuestring = NULL;
+  char* at = strstr(json, "\"__INF__\"");
+  memcpy(at, "1e999    ", 9);
+  expect_failure(json, source, path, "not a finite number");
+  free(json);
+}
+
+/* an unknown key added to each object */
+static void visit_unknown_key(cJSON* root, cJSON* item, const char* path, const char* source) {
+  char sub[600];
+  cJSON_AddNumberToObject(item, "zzz", 0);
+  char* json = cJSON_PrintUnformatted(root);
+  cJSON_DeleteItemFromObjectCaseSensitive(item, "zzz");
+  snprintf(sub, sizeof sub, path[0] ? "%s.zzz" : "%szzz", path);
+  expect_failure(json, source, sub, "unknown key");
+  free(json);
+}
+
+static void test_mutations(const char* text, const char* source) {
+  cJSON* root = cJSON_Parse(text);
+  int before = npass + nfail;
+  if (!CHECK_MSG(root != NULL, source)) return;
+  walk(root, root, "", 0, visit_string, source);
+  walk(root, root, "", 0, visit_infinite, source);
+  walk(root, root, "", 1, visit_unknown_key, source);
+  CHECK(npass + nfail - before > 1000); /* the walk really visited the models */
+  cJSON_Delete(root);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the complete examples of docs/model-format.md (each fenced block after the line
+   "<!-- complete model -->") load, so that the documentation stays true */
+
+static void test_doc_examples(void) {
+  FILE* file = fopen("docs/model-format.md", "rb");
+  char* text = NULL;
+  long size;
+  int nexample = 0;
+  if (!CHECK_MSG(file != NULL, "docs/model-format.md (run from the repository root)")) return;
+  fseek(file, 0, SEEK_END);
+  size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  text = calloc((size_t)size + 1, 1);
+  if (text && fread(text, 1, (size_t)size, file) == (size_t)size) {
+    for (char* at = strstr(text, "<!-- complete model -->"); at;
+         at = strstr(at + 1, "<!-- complete model -->")) {
+      char *open = strstr(at, "```json\n"), *close;
+      if (!CHECK(open != NULL)) break;
+      open += 8;
+      close = strstr(open, "\n```");
+      if (!CHECK(close != NULL)) break;
+      *close = '\0';
+      mb_desc d;
+      mb_error err;
+      mb_status s = mb_desc_parse_json(open, "docs/model-format.md example", &d, &err);
+      CHECK_MSG(s == MB_OK, err.message);
+
+      /* the first example is the five-bar benchmark */
+      if (s == MB_OK && nexample == 0) {
+        int ls1 = mb_desc_param_index(&d, "Ls1"), la1 = mb_desc_param_index(&d, "L_A1");
+        CHECK(d.dim == 2 && d.nbody == 4 && d.njoint == 5 && d.nforce == 2 && d.nprescribe == 2);
+        CHECK(ls1 >= 0 && d.force[0].natural_length.param == ls1);
+        CHECK_NEAR(d.force[0].natural_length.value, sqrt(5.0));
+        CHECK(la1 >= 0 && d.body[0].marker[1].point[0].param == la1);
+        CHECK_NEAR(d.body[0].marker[1].point[0].value, sqrt(2.0));
+        CHECK_NEAR(d.body[1].inertia[2].value, 1.5 * 3.25 / 12);
+      }
+      mb_desc_free(&d);
+      nexample++;
+      at = close + 1;
+    }
+  }
+  CHECK(nexample >= 2);
+  free(text);
+  fclose(file);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   odds and ends */
+
+static void test_misc(void) {
+  mb_desc d;
+  mb_error err;
+
+  /* a file that does not exist */
+  mb_status s = mb_desc_load_json("tests/models/bad/no_such_file.json", &d, &err);
+  CHECK(s == MB_ERR_IO && err.status == MB_ERR_IO);
+  CHECK(strstr(err.message, "tests/models/bad/no_such_file.json: ") == err.message);
+  CHECK(strchr(err.message, '\n') == NULL);
+
+  /* a key with a line break stays on one line in the message */
+  s = mb_desc_parse_json("{\"dimension\": 2, \"a\\nb\": 1}", "nl", &d, &err);
+  CHECK(s == MB_ERR_MODEL && strchr(err.message, '\n') == NULL &&
+        strstr(err.message, "unknown key"));
+
+  /* a syntax error on a later line, and one at the end of the text */
+  s = mb_desc_parse_json("{\n  \"dimension\": 2,\n  \"bodies\": [}\n", "syn", &d, &err);
+  CHECK_MSG(
+      s == MB_ERR_JSON && strstr(err.message, "syn: line 3, column 14: syntax error near '}'"),
+      err.message);
+  s = mb_desc_parse_json("{\"dimension\": 2", "eof", &d, &err);
+  CHECK_MSG(s == MB_ERR_JSON && strstr(err.message, "syntax error"), err.message);
+  s = mb_desc_parse_json("{} {}", "trail", &d, &err);
+  CHECK_MSG(s == MB_ERR_JSON && strstr(err.message, "line 1, column 4"), err.message);
+
+  /* a parameter used as a parameter value is not allowed; nor is a bare name */
+  s = mb_desc_parse_json(
+      "{\"dimension\": 2, \"parameters\": {\"a\": 1, \"b\": \"$a\"}, \"bodies\": []}", "p", &d,
+      &err);
+  CHECK_MSG(s == MB_ERR_MODEL && strstr(err.message, "parameters.b: expected a number"),
+            err.message);
+
+  /* NULL arguments and a NULL error record */
+  CHECK(mb_desc_parse_json(NULL, "x", &d, &err) == MB_ERR_ARGUMENT);
+  CHECK(mb_desc_parse_json("{}", "x", NULL, &err) == MB_ERR_ARGUMENT);
+  CHECK(mb_desc_load_json(NULL, &d, &err) == MB_ERR_ARGUMENT);
+  CHECK(mb_desc_parse_json("{\"dimension\": 5}", "x", &d, NULL) == MB_ERR_MODEL);
+  CHECK(d.dim == 0);
+  CHECK(mb_desc_parse_json("[", NULL, &d, &err) == MB_ERR_JSON);
+
+  /* a spatial inertia at the triangle limit (thin disc: Izz = Ixx + Iyy) is accepted */
+  s = mb_desc_parse_json(
+      "{\"dimension\": 3, \"bodies\": [{\"name\": \"disc\", \"mass\": 1, "
+      "\"inertia\": [0.25, 0.25, 0.5]}]}",
+      "disc", &d, &err);
+  CHECK_MSG(s == MB_OK, err.message);
+  mb_desc_free(&d);
+  mb_settings_default(NULL);
+}
+
+int main(void) {
+  test_bad_models();
+  test_planar();
+  test_spatial();
+  test_mutations(planar_model, "planar");
+  test_mutations(spatial_model, "spatial");
+  test_doc_examples();
+  test_misc();
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail != 0;
+}
