@@ -206,7 +206,7 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
     if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
   }
   if (!mbu_all_finite(nq, d->qdd))
-    return mb_error_set(err, MB_ERR_NONFINITE, "initial accelerations are not finite");
+    return mb_error_set(err, MB_ERR_NONFINITE, "initial accelerations are non-finite (NaN or infinity): check the forces and masses");
   return MB_OK;
 }
 

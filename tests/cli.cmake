@@ -30,6 +30,7 @@ endforeach()
 
 # models that load but cannot be assembled or integrated: message and exit code from the table
 # tests/models/fail/expect.txt, one "file;exit code;regular expression" per line
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/models/fail/expect.txt)
 file(STRINGS ${CMAKE_SOURCE_DIR}/tests/models/fail/expect.txt fail_cases REGEX "^[^#]")
 foreach(case ${fail_cases})
   list(GET case 0 model)
