@@ -3,9 +3,10 @@
 
    Per step: Newmark prediction; Newton iteration on the positions of
      g(q) = beta h^2 [M qdd + Phi_q^T (lambda + alpha Phi) - Q] = 0            (eq. 3)
-   with the tangent M + gamma h C + beta h^2 (Phi_q^T alpha Phi_q + K [+ Phi_qq^T (lambda + alpha Phi)])
-   (eq. 5) and the multiplier update lambda += alpha Phi (eq. 1b); then the projections of the
-   velocities and accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7). */
+   with the tangent M + gamma h C + beta h^2 (Phi_q^T alpha Phi_q + K [+ Phi_qq^T (lambda + alpha
+   Phi)]) (eq. 5) and the multiplier update lambda += alpha Phi (eq. 1b); then the projections of
+   the velocities and accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7).
+ */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,8 +133,8 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
   for (int i = 0; i < nq; i++) {
     d->qhat_v[i] = gamma / (beta * h) * d->q[i] + (gamma / beta - 1) * d->qd[i] +
                    h * (gamma / (2 * beta) - 1) * d->qdd[i];
-    d->qhat_a[i] = d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) +
-                   (1 / (2 * beta) - 1) * d->qdd[i];
+    d->qhat_a[i] =
+        d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) + (1 / (2 * beta) - 1) * d->qdd[i];
     d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
   }
   d->t += h;
@@ -150,8 +151,8 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
     /* the array is J in row-major, i.e. J^T in column-major: solve with the transpose */
     lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, nq, nq, d->tangent, nq, d->pivot);
     if (info != 0)
-      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix (pivot %d)",
-                          d->t, (int)info);
+      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix (pivot %d)", d->t,
+                          (int)info);
     LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'T', nq, 1, d->tangent, nq, d->pivot, r, nq);
     for (int i = 0; i < nq; i++) d->q[i] -= r[i];
     /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */

@@ -47,8 +47,8 @@ static int position_residual(const mb_model* m, mb_data* d, double* F, double* J
   int rows = 0;
   if (J) memset(J, 0, sizeof(double) * (size_t)(m->ncon + m->npres) * nq);
   for (int i = 0; i < m->ncon; i++, rows++)
-    F[rows] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i],
-                          m->con_func[i], d->t, d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
+    F[rows] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
+                          d->t, d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
   for (int i = 0; i < m->npres; i++) {
     if (!m->pres_has_value[i]) continue;
     /* angles by their wrapped difference, which has one root, unlike sin(theta - value) */
@@ -75,8 +75,8 @@ static const char* residual_label(const mb_model* m, int row, char* buf, size_t 
   return "?";
 }
 
-static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, double* J,
-                                    double* x, mb_error* err) {
+static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, double* J, double* x,
+                                    mb_error* err) {
   const int nq = m->nq;
   const double tol = m->opt.tol_assembly;
   int rows = position_residual(m, d, F, NULL);
@@ -122,8 +122,8 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
   double* s = malloc(sizeof(double) * (nsv + 1) * 2);
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
   double* superb = s + nsv + 1;
-  lapack_int info = LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', nc, nq, J, nq, s, NULL, 1, NULL,
-                                   1, superb);
+  lapack_int info =
+      LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', nc, nq, J, nq, s, NULL, 1, NULL, 1, superb);
   int rank = 0;
   for (int i = 0; i < nsv; i++)
     if (s[i] > 1e-9 * s[0]) rank++;
@@ -137,8 +137,8 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
   return MB_OK;
 }
 
-static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, double* x,
-                                     double* b, mb_error* err) {
+static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, double* x, double* b,
+                                     mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
   mb_constraints(m, d);
   int rows = nc;
@@ -206,7 +206,9 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
     if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
   }
   if (!mbu_all_finite(nq, d->qdd))
-    return mb_error_set(err, MB_ERR_NONFINITE, "initial accelerations are non-finite (NaN or infinity): check the forces and masses");
+    return mb_error_set(
+        err, MB_ERR_NONFINITE,
+        "initial accelerations are non-finite (NaN or infinity): check the forces and masses");
   return MB_OK;
 }
 

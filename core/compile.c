@@ -18,44 +18,50 @@
    model storage: one allocation carved into the arrays listed here (capacity counts) */
 
 typedef struct caps {
-  int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata,
-      nsensor, nout, nq;
+  int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata, nsensor,
+      nout, nq;
 } caps;
 
-#define MB_MODEL_ARRAYS(X)                                          \
-  X(int, elem_kind, c.nelem) X(int, elem_qadr, c.nelem)             \
-  X(double, elem_q0, 3 * c.nelem)                                   \
-  X(int, lvec_termadr, c.nlvec) X(int, lvec_termnum, c.nlvec)       \
-  X(double, lvec_const, 3 * c.nlvec)                                \
-  X(int, term_qadr, c.nterm) X(double, term_W, 9 * c.nterm)         \
-  X(int, body_origin, c.nbody) X(int, body_axes, 3 * c.nbody)       \
-  X(int, body_com, c.nbody) X(double, body_mass, c.nbody)           \
-  X(int, marker_body, c.nmarker) X(int, marker_point, c.nmarker)    \
-  X(int, marker_axis, c.nmarker) X(int, marker_ref, c.nmarker)      \
-  X(int, marker_third, c.nmarker)                                   \
-  X(int, con_kind, c.ncon) X(int, con_lvec, 4 * c.ncon)             \
-  X(double, con_value, c.ncon) X(int, con_func, c.ncon)             \
-  X(char, con_label, MB_LABEL_LEN * c.ncon)                         \
-  X(int, pres_kind, c.npres) X(int, pres_lvec, 4 * c.npres)         \
-  X(double, pres_value, c.npres) X(int, pres_has_value, c.npres)    \
-  X(int, pres_has_rate, c.npres) X(double, pres_rate, c.npres)      \
-  X(int, joint_type, c.njoint) X(int, joint_measure, 6 * c.njoint)  \
-  X(int, force_type, c.nforce) X(int, force_lvec, 2 * c.nforce)     \
-  X(int, force_body, c.nforce) X(double, force_k, c.nforce)         \
-  X(double, force_c, c.nforce) X(double, force_l0, c.nforce)        \
-  X(double, force_f0, c.nforce) X(int, force_func, 3 * c.nforce)    \
-  X(int, func_type, c.nfunc) X(int, func_adr, c.nfunc)              \
-  X(int, func_num, c.nfunc) X(double, func_data, c.nfuncdata)       \
-  X(int, sensor_type, c.nsensor) X(int, sensor_ref, 2 * c.nsensor)  \
-  X(int, sensor_component, c.nsensor)                               \
-  X(int, sensor_outadr, c.nsensor) X(int, sensor_outnum, c.nsensor) \
-  X(char, out_name, MB_LABEL_LEN * c.nout)                          \
-  X(double, mass, (size_t)c.nq * c.nq) X(double, gravity_force, c.nq) \
-  X(char, body_name, MB_NAME_LEN * c.nbody)                         \
-  X(char, joint_name, MB_NAME_LEN * c.njoint)                       \
-  X(char, force_name, MB_NAME_LEN * c.nforce)
+#define MB_MODEL_ARRAYS(X)                                                                         \
+  X(int, elem_kind, c.nelem)                                                                       \
+  X(int, elem_qadr, c.nelem) X(double, elem_q0, 3 * c.nelem) X(int, lvec_termadr, c.nlvec) X(      \
+      int, lvec_termnum, c.nlvec) X(double, lvec_const, 3 * c.nlvec) X(int, term_qadr, c.nterm)    \
+      X(double, term_W, 9 * c.nterm) X(int, body_origin, c.nbody) X(int, body_axes, 3 * c.nbody)   \
+          X(int, body_com, c.nbody) X(double, body_mass, c.nbody) X(int, marker_body, c.nmarker)   \
+              X(int, marker_point, c.nmarker) X(int, marker_axis, c.nmarker) X(                    \
+                  int, marker_ref, c.nmarker) X(int, marker_third, c.nmarker)                      \
+                  X(int, con_kind, c.ncon) X(int, con_lvec, 4 * c.ncon) X(                         \
+                      double, con_value, c.ncon) X(int, con_func, c.ncon)                          \
+                      X(char, con_label, MB_LABEL_LEN* c.ncon) X(int, pres_kind, c.npres)          \
+                          X(int, pres_lvec, 4 * c.npres) X(double, pres_value, c.npres) X(         \
+                              int, pres_has_value, c.npres) X(int, pres_has_rate, c.npres)         \
+                              X(double, pres_rate, c.npres) X(int, joint_type, c.njoint) X(        \
+                                  int, joint_measure, 6 * c.njoint) X(int, force_type, c.nforce)   \
+                                  X(int, force_lvec, 2 * c.nforce) X(int, force_body, c.nforce) X( \
+                                      double, force_k, c.nforce) X(double, force_c, c.nforce)      \
+                                      X(double, force_l0, c.nforce) X(double, force_f0, c.nforce)  \
+                                          X(int, force_func, 3 * c.nforce) X(                      \
+                                              int, func_type, c.nfunc) X(int, func_adr, c.nfunc)   \
+                                              X(int, func_num, c.nfunc) X(                         \
+                                                  double, func_data,                               \
+                                                  c.nfuncdata) X(int, sensor_type, c.nsensor)      \
+                                                  X(int, sensor_ref, 2 * c.nsensor) X(             \
+                                                      int, sensor_component, c.nsensor)            \
+                                                      X(int, sensor_outadr, c.nsensor) X(          \
+                                                          int, sensor_outnum, c.nsensor)           \
+                                                          X(char, out_name, MB_LABEL_LEN* c.nout)  \
+                                                              X(double, mass, (size_t)c.nq* c.nq)  \
+                                                                  X(double, gravity_force,         \
+                                                                    c.nq) X(char, body_name,       \
+                                                                            MB_NAME_LEN* c.nbody)  \
+                                                                      X(char, joint_name,          \
+                                                                        MB_NAME_LEN* c.njoint)     \
+                                                                          X(char, force_name,      \
+                                                                            MB_NAME_LEN* c.nforce)
 
-static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+static size_t align8(size_t n) {
+  return (n + 7) & ~(size_t)7;
+}
 
 static mb_model* model_alloc(caps c) {
   size_t total = 0;
@@ -70,8 +76,8 @@ static mb_model* model_alloc(caps c) {
     return NULL;
   }
   m->buffer = buffer;
-#define MB_CARVE(type, name, count)  \
-  m->name = (type*)(void*)buffer;    \
+#define MB_CARVE(type, name, count) \
+  m->name = (type*)(void*)buffer;   \
   buffer += align8(sizeof(type) * (size_t)((count) + 1));
   MB_MODEL_ARRAYS(MB_CARVE)
 #undef MB_CARVE
@@ -97,9 +103,15 @@ static void rotation_from_pose(int dim, const double* o, double* R) {
   }
   double cy = cos(o[0]), sy = sin(o[0]), cp = cos(o[1]), sp = sin(o[1]);
   double cr = cos(o[2]), sr = sin(o[2]);
-  double S[9] = {cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
-                 sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
-                 -sp,     cp * sr,                cp * cr};
+  double S[9] = {cy * cp,
+                 cy * sp * sr - sy * cr,
+                 cy * sp * cr + sy * sr,
+                 sy * cp,
+                 sy * sp * sr + cy * cr,
+                 sy * sp * cr - cy * sr,
+                 -sp,
+                 cp * sr,
+                 cp * cr};
   memcpy(R, S, sizeof S);
 }
 
@@ -154,7 +166,7 @@ enum { NODE_POINT, NODE_AXIS, NODE_REF };
 enum { BASE_VECTOR, BASE_DIFF }; /* a unit-vector element, or the difference of two points */
 
 typedef struct marker_frame {
-  int body;                  /* -1 ground */
+  int body;                      /* -1 ground */
   double p[3], z[3], x[3], y[3]; /* local point and directions (planar: z unused, x = axis) */
 } marker_frame;
 
@@ -189,16 +201,16 @@ typedef struct compiler {
   mb_model* m;
   mb_error* err;
   int dim, nmk;
-  marker_frame* mk;  /* (nmk) ground markers first */
-  int* mk_adr;       /* (nbody + 1) first marker of each body; mk_adr[0] after ground */
-  int* parent;       /* (3 nmk) union-find over marker nodes */
-  int* active;       /* (3 nmk) node used by a joint */
-  int* node_elem;    /* (3 nmk) element of each active node */
-  double (*R)[9];    /* (nbody) initial body rotations */
-  body_base* base;   /* (nbody) */
-  rigid_key* keys;   /* rigid constraints emitted so far */
+  marker_frame* mk; /* (nmk) ground markers first */
+  int* mk_adr;      /* (nbody + 1) first marker of each body; mk_adr[0] after ground */
+  int* parent;      /* (3 nmk) union-find over marker nodes */
+  int* active;      /* (3 nmk) node used by a joint */
+  int* node_elem;   /* (3 nmk) element of each active node */
+  double (*R)[9];   /* (nbody) initial body rotations */
+  body_base* base;  /* (nbody) */
+  rigid_key* keys;  /* rigid constraints emitted so far */
   int nkeys;
-  int ex[3];         /* constant lvecs of the global unit vectors */
+  int ex[3]; /* constant lvecs of the global unit vectors */
   /* element bookkeeping before the model exists */
   int nelem, elem_cap;
   int* elem_kind;
@@ -330,8 +342,10 @@ static void setup_markers(compiler* c) {
     complete_ref(f1, NULL);
     double g[3], hint[3];
     body_to_global(c, jd->body[0], 0, f1->x, g);
-    if (jd->body[1] >= 0) mat3_tvec(c->R[jd->body[1]], g, hint);
-    else memcpy(hint, g, sizeof g);
+    if (jd->body[1] >= 0)
+      mat3_tvec(c->R[jd->body[1]], g, hint);
+    else
+      memcpy(hint, g, sizeof g);
     complete_ref(f2, hint);
   }
   for (int i = 0; i < c->nmk; i++) complete_ref(&c->mk[i], NULL);
@@ -347,13 +361,27 @@ static void share_joint_nodes(compiler* c) {
     int n2 = 3 * marker_index(c, jd->body[1], jd->marker[1]);
     int point = 0, axis = 0, ref = 0;
     switch (jd->type) {
-      case MB_JOINT_REVOLUTE: point = 1, axis = c->dim == 3; break;
-      case MB_JOINT_PRISMATIC: axis = 1, ref = c->dim == 3; break;
-      case MB_JOINT_SPHERICAL: point = 1; break;
-      case MB_JOINT_CYLINDRICAL: axis = 1; break;
-      case MB_JOINT_UNIVERSAL: point = 1; break;
-      case MB_JOINT_PLANAR: axis = 1; break;
-      case MB_JOINT_FIXED: point = axis = 1, ref = c->dim == 3; break;
+      case MB_JOINT_REVOLUTE:
+        point = 1, axis = c->dim == 3;
+        break;
+      case MB_JOINT_PRISMATIC:
+        axis = 1, ref = c->dim == 3;
+        break;
+      case MB_JOINT_SPHERICAL:
+        point = 1;
+        break;
+      case MB_JOINT_CYLINDRICAL:
+        axis = 1;
+        break;
+      case MB_JOINT_UNIVERSAL:
+        point = 1;
+        break;
+      case MB_JOINT_PLANAR:
+        axis = 1;
+        break;
+      case MB_JOINT_FIXED:
+        point = axis = 1, ref = c->dim == 3;
+        break;
     }
     if (point) uf_union(c, n1 + NODE_POINT, n2 + NODE_POINT);
     if (axis) uf_union(c, n1 + NODE_AXIS, n2 + NODE_AXIS);
@@ -364,9 +392,12 @@ static void share_joint_nodes(compiler* c) {
 static const double* node_local(const compiler* c, int node) {
   const marker_frame* f = &c->mk[node / 3];
   switch (node % 3) {
-    case NODE_POINT: return f->p;
-    case NODE_AXIS: return c->dim == 2 ? f->x : f->z;
-    default: return f->x;
+    case NODE_POINT:
+      return f->p;
+    case NODE_AXIS:
+      return c->dim == 2 ? f->x : f->z;
+    default:
+      return f->x;
   }
 }
 
@@ -423,8 +454,7 @@ static mb_status body_attach(compiler* c, int b, int elem, const double* local) 
                           "bodies[%d] (%s): two of its markers are joined to the same %s but "
                           "differ by %g in local coordinates",
                           b, c->d->body[b].name,
-                          c->elem_kind[elem] == MB_ELEM_POINT ? "point" : "axis",
-                          mbu_norm3(diff));
+                          c->elem_kind[elem] == MB_ELEM_POINT ? "point" : "axis", mbu_norm3(diff));
     return MB_OK;
   }
   bb->att[bb->natt].elem = elem;
@@ -662,7 +692,9 @@ static int add_con(compiler* c, int kind, int a0, int b0, int a1, int b1, double
   return i;
 }
 
-static int lvec_is_constant(const mb_model* m, int lv) { return m->lvec_termnum[lv] == 0; }
+static int lvec_is_constant(const mb_model* m, int lv) {
+  return m->lvec_termnum[lv] == 0;
+}
 
 /* Identity of a base vector for de-duplicating rigid constraints shared between bodies. */
 static void base_identity(const base_vec* v, int* id, double* sign) {
@@ -891,10 +923,13 @@ static int sensor_columns(int dim, const mb_sensor_desc* s) {
   switch (s->type) {
     case MB_SENSOR_POINT_POSITION:
     case MB_SENSOR_POINT_VELOCITY:
-    case MB_SENSOR_POINT_ACCELERATION: return dim;
+    case MB_SENSOR_POINT_ACCELERATION:
+      return dim;
     case MB_SENSOR_BODY_ANGULAR_VELOCITY:
-    case MB_SENSOR_BODY_ANGLES: return dim == 2 ? 1 : 3;
-    default: return 1;
+    case MB_SENSOR_BODY_ANGLES:
+      return dim == 2 ? 1 : 3;
+    default:
+      return 1;
   }
 }
 
@@ -911,20 +946,31 @@ static void sensor_setup(compiler* c) {
     switch (s->type) {
       case MB_SENSOR_POINT_POSITION:
       case MB_SENSOR_POINT_VELOCITY:
-      case MB_SENSOR_POINT_ACCELERATION: ref[0] = marker_index(c, s->body, s->marker); break;
+      case MB_SENSOR_POINT_ACCELERATION:
+        ref[0] = marker_index(c, s->body, s->marker);
+        break;
       case MB_SENSOR_BODY_ANGULAR_VELOCITY:
-      case MB_SENSOR_BODY_ANGLES: ref[0] = s->body; break;
+      case MB_SENSOR_BODY_ANGLES:
+        ref[0] = s->body;
+        break;
       case MB_SENSOR_JOINT_COORDINATE:
-      case MB_SENSOR_JOINT_RATE: ref[0] = s->joint, ref[1] = s->coord; break;
+      case MB_SENSOR_JOINT_RATE:
+        ref[0] = s->joint, ref[1] = s->coord;
+        break;
       case MB_SENSOR_SPRING_LENGTH:
-      case MB_SENSOR_SPRING_FORCE: ref[0] = s->force; break;
-      default: break;
+      case MB_SENSOR_SPRING_FORCE:
+        ref[0] = s->force;
+        break;
+      default:
+        break;
     }
     int ncol = sensor_columns(c->dim, s);
     m->sensor_outadr[i] = m->nout;
     m->sensor_outnum[i] = ncol;
     int angles = s->type == MB_SENSOR_BODY_ANGLES && c->dim == 3;
-    int planar_rot = (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY) && c->dim == 2;
+    int planar_rot =
+        (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY) &&
+        c->dim == 2;
     for (int k = 0; k < ncol; k++) {
       char* name = m->out_name + MB_LABEL_LEN * m->nout++;
       if (ncol == 1 || planar_rot)
@@ -1090,7 +1136,8 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
   *out = NULL;
   mb_error_clear(err);
   if (!d || (d->dim != 2 && d->dim != 3) || d->nbody < 1)
-    return mb_error_set(err, MB_ERR_ARGUMENT, "model: needs dimension 2 or 3 and at least one body");
+    return mb_error_set(err, MB_ERR_ARGUMENT,
+                        "model: needs dimension 2 or 3 and at least one body");
 
   compiler c;
   memset(&c, 0, sizeof c);

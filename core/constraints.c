@@ -18,8 +18,8 @@ static void target(const mb_model* m, double value, int func, double t, double* 
 
 /* dot product a . b of two linear vectors, its rate, the velocity product 2 adot . bdot, and
    optionally its Jacobian row scaled by s added to row */
-static double dot_term(const mb_model* m, int a, int b, const double* q, const double* qd,
-                       double s, double* row, double* rate, double* vel_product) {
+static double dot_term(const mb_model* m, int a, int b, const double* q, const double* qd, double s,
+                       double* row, double* rate, double* vel_product) {
   double va[3], vb[3];
   mb_lvec_eval(m, a, q, va);
   mb_lvec_eval(m, b, q, vb);
@@ -65,8 +65,8 @@ void mb_constraints(const mb_model* m, mb_data* d) {
   memset(d->phiq, 0, sizeof(double) * (size_t)m->ncon * nq);
   for (int i = 0; i < m->ncon; i++) {
     double rt[2];
-    d->phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i],
-                            m->con_func[i], d->t, d->q, d->qd, d->phiq + (size_t)i * nq, rt);
+    d->phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
+                            d->t, d->q, d->qd, d->phiq + (size_t)i * nq, rt);
     d->phit[i] = rt[0];
     d->phidd_rhs[i] = rt[1];
   }
@@ -74,8 +74,8 @@ void mb_constraints(const mb_model* m, mb_data* d) {
 
 void mb_constraint_values(const mb_model* m, const double* q, double t, double* phi) {
   for (int i = 0; i < m->ncon; i++)
-    phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
-                         t, q, NULL, NULL, NULL);
+    phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i], t,
+                         q, NULL, NULL, NULL);
 }
 
 void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,

@@ -54,7 +54,8 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   for (int r = 0; r < 3; r++)
     for (int j = 0; j < 3; j++) {
       double uu = s.u[r] * s.u[j];
-      G[3 * r + j] = k * uu + f / l * ((r == j) - uu) + c / l * s.u[r] * (s.dd[j] - s.u[j] * s.rate);
+      G[3 * r + j] =
+          k * uu + f / l * ((r == j) - uu) + c / l * s.u[r] * (s.dd[j] - s.u[j] * s.rate);
       D[3 * r + j] = c * uu;
     }
   add_difference_form(m, a, b, 1, G, d->stiff);

@@ -71,9 +71,10 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);
 double mb_projection_penalty(const mb_model* m, const double* phiq);
 
 /* dense linear algebra on row-major n x n matrices (linalg.c) */
-void mbu_matvec(int n, const double* A, const double* x, double* y); /* y = A x */
+void mbu_matvec(int n, const double* A, const double* x, double* y);      /* y = A x */
 void mbu_add_gram(int nrow, int n, const double* J, double s, double* A); /* A += s J^T J */
-void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s, double* y); /* y += s J^T v */
+void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s,
+                 double* y);                                               /* y += s J^T v */
 void mbu_jv(int nrow, int n, const double* J, const double* x, double* y); /* y = J x */
 double mbu_norm_inf(int n, const double* x);
 int mbu_all_finite(int n, const double* x);

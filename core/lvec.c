@@ -1,10 +1,13 @@
 /* Linear vectors: every marker point and direction of a body in natural coordinates is an affine
-   function of q, v = c + sum_k W_k q[k..k+dim]. These are their evaluations and Jacobian products. */
+   function of q, v = c + sum_k W_k q[k..k+dim]. These are their evaluations and Jacobian products.
+ */
 #include <math.h>
 
 #include "internal.h"
 
-double mbu_norm3(const double* a) { return sqrt(mbu_dot3(a, a)); }
+double mbu_norm3(const double* a) {
+  return sqrt(mbu_dot3(a, a));
+}
 
 void mb_lvec_eval(const mb_model* m, int lv, const double* q, double* v) {
   const int dim = m->dim;

@@ -89,8 +89,10 @@ void mb_sensors(const mb_model* m, mb_data* d) {
       case MB_SENSOR_JOINT_RATE: {
         double value, rate;
         joint_value(m, d, ref[0], ref[1], &value, &rate);
-        if (m->sensor_type[i] == MB_SENSOR_JOINT_RATE) v[0] = rate;
-        else v[0] = value, angle = ref[1] == MB_COORD_ANGLE;
+        if (m->sensor_type[i] == MB_SENSOR_JOINT_RATE)
+          v[0] = rate;
+        else
+          v[0] = value, angle = ref[1] == MB_COORD_ANGLE;
         break;
       }
       case MB_SENSOR_SPRING_LENGTH:
@@ -118,7 +120,8 @@ void mb_sensors(const mb_model* m, mb_data* d) {
     if (angle)
       for (int k = 0; k < nv; k++) v[k] = unwrap(d, 3 * i + k, v[k]);
     double* out = d->out + m->sensor_outadr[i];
-    if (comp >= 0) out[0] = v[comp];
+    if (comp >= 0)
+      out[0] = v[comp];
     else
       for (int k = 0; k < nv; k++) out[k] = v[k];
   }

@@ -33,13 +33,17 @@ static void table_eval(int n, const double* y, const double* t, const double* yp
   int lo = 0, hi = n - 1;
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    if (t[mid] <= x) lo = mid;
-    else hi = mid;
+    if (t[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
   }
   double h = t[hi] - t[lo];
   double A = (t[hi] - x) / h, B = (x - t[lo]) / h;
-  *value = A * y[lo] + B * y[hi] + ((A * A * A - A) * ypp[lo] + (B * B * B - B) * ypp[hi]) * h * h / 6;
-  *rate = (y[hi] - y[lo]) / h - (3 * A * A - 1) * h / 6 * ypp[lo] + (3 * B * B - 1) * h / 6 * ypp[hi];
+  *value =
+      A * y[lo] + B * y[hi] + ((A * A * A - A) * ypp[lo] + (B * B * B - B) * ypp[hi]) * h * h / 6;
+  *rate =
+      (y[hi] - y[lo]) / h - (3 * A * A - 1) * h / 6 * ypp[lo] + (3 * B * B - 1) * h / 6 * ypp[hi];
   *accel = A * ypp[lo] + B * ypp[hi];
 }
 

@@ -30,14 +30,17 @@ int cli_parse_positive(const char* name, const char* text, double* out) {
 
 int cli_exit_code(mb_status st) {
   switch (st) {
-    case MB_OK: return CLI_OK;
+    case MB_OK:
+      return CLI_OK;
     case MB_ERR_IO:
     case MB_ERR_JSON:
     case MB_ERR_MODEL:
     case MB_ERR_ASSEMBLY:
     case MB_ERR_SINGULAR:
-    case MB_ERR_ARGUMENT: return CLI_BAD_INPUT;
-    default: return CLI_RUN_FAILED;
+    case MB_ERR_ARGUMENT:
+      return CLI_BAD_INPUT;
+    default:
+      return CLI_RUN_FAILED;
   }
 }
 
@@ -75,4 +78,6 @@ double cli_now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-int cli_stderr_is_terminal(void) { return isatty(STDERR_FILENO); }
+int cli_stderr_is_terminal(void) {
+  return isatty(STDERR_FILENO);
+}

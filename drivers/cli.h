@@ -7,9 +7,9 @@
 /* exit codes */
 enum {
   CLI_OK = 0,
-  CLI_RUN_FAILED = 1,  /* the computation failed (Newton divergence, NaN, ...) */
-  CLI_USAGE = 2,       /* bad command line */
-  CLI_BAD_INPUT = 3    /* the model or spec is invalid, or a file cannot be read or written */
+  CLI_RUN_FAILED = 1, /* the computation failed (Newton divergence, NaN, ...) */
+  CLI_USAGE = 2,      /* bad command line */
+  CLI_BAD_INPUT = 3   /* the model or spec is invalid, or a file cannot be read or written */
 };
 
 /* Prints "mbopt: error: <message>" on stderr (one line). */

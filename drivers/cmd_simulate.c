@@ -64,13 +64,13 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   double rel = r->max_energy_error / (r->energy_scale > 0 ? r->energy_scale : 1);
   printf("model        %s (%s, %d bodies, %d coordinates, %d constraints, %d DOF)\n", name,
          m->dim == 2 ? "planar" : "spatial", m->nbody, m->nq, m->ncon, m->nq - m->ncon);
-  printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g\n", o->beta,
-         o->gamma, o->step, o->penalty);
-  printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)\n",
-         d->t, r->steps, r->newton_iterations,
-         r->steps ? (double)r->newton_iterations / r->steps : 0.0, r->max_newton_per_step);
-  printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi,
-         r->max_phid, r->max_phidd);
+  printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g\n", o->beta, o->gamma,
+         o->step, o->penalty);
+  printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)\n", d->t,
+         r->steps, r->newton_iterations, r->steps ? (double)r->newton_iterations / r->steps : 0.0,
+         r->max_newton_per_step);
+  printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
+         r->max_phidd);
   printf("energy       initial %.8g J, final %.8g J, non-conservative work %.6g J\n",
          r->energy_initial, r->energy_final, r->work_nonconservative);
   printf("balance      max |E - E0 - W| = %.3e J = %.3e of the energy exchanged (%.4g J)\n",
@@ -200,8 +200,10 @@ int cmd_simulate(int argc, char** argv) {
   rs.csv = NULL;
   if (st != MB_OK) cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
   const char* name = desc.name[0] ? desc.name : spec;
-  if (json) print_json(name, m, d, seconds, csv_path, rs.rows, st);
-  else if (rs.started) print_summary(name, m, d, seconds, csv_path, rs.rows, st);
+  if (json)
+    print_json(name, m, d, seconds, csv_path, rs.rows, st);
+  else if (rs.started)
+    print_summary(name, m, d, seconds, csv_path, rs.rows, st);
   code = cli_exit_code(st);
 
 done:

@@ -112,7 +112,8 @@ static void test_fivebar(mbt_tally* t) {
   double psi2 = integral(m, &h, psi2_integrand);
   double psi3 = integral(m, &h, psi3_integrand);
   printf("     psi = [%.9g, %.9g, %.9g]\n", psi1, psi2, psi3);
-  mbt_check(t, fabs(psi1 - 0.7268777) < 2e-7, "five-bar: psi1 vs 0.7268777", fabs(psi1 - 0.7268777), 2e-7);
+  mbt_check(t, fabs(psi1 - 0.7268777) < 2e-7, "five-bar: psi1 vs 0.7268777", fabs(psi1 - 0.7268777),
+            2e-7);
   mbt_check(t, fabs(psi2 / 7.342272 - 1) < 1e-6, "five-bar: psi2 vs 7.342272 (relative)",
             fabs(psi2 / 7.342272 - 1), 1e-6);
   mbt_check(t, fabs(psi3 / 304.92075 - 1) < 2e-6, "five-bar: psi3 vs 304.92075 (relative)",

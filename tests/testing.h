@@ -13,8 +13,10 @@ typedef struct mbt_tally {
 
 /* Records one check: `value` is the measured quantity and `limit` the bound it was held to. */
 static inline void mbt_check(mbt_tally* t, int ok, const char* what, double value, double limit) {
-  if (ok) t->passed++;
-  else t->failed++;
+  if (ok)
+    t->passed++;
+  else
+    t->failed++;
   printf("%s %-62s %.3e (limit %.1e)\n", ok ? "PASS" : "FAIL", what, value, limit);
 }
 

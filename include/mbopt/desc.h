@@ -18,7 +18,8 @@ typedef enum mb_func_type {
   MB_FUNC_CONSTANT,   /* f = coef[0] */
   MB_FUNC_TABLE,      /* natural cubic spline through (time[i], coef[i]); held constant outside */
   MB_FUNC_POLYNOMIAL, /* f = sum_k coef[k] t^k */
-  MB_FUNC_HARMONIC    /* f = coef[0] + coef[1] sin(coef[2] t + coef[3]): offset, amplitude, omega, phase */
+  MB_FUNC_HARMONIC    /* f = coef[0] + coef[1] sin(coef[2] t + coef[3]): offset, amplitude, omega,
+                         phase */
 } mb_func_type;
 
 /* A scalar function of time. */
@@ -44,7 +45,8 @@ typedef struct mb_marker_desc {
 /* A rigid body. Inertia is about the centre of mass in body axes: planar models use inertia[2]
    (Izz) only; spatial models use [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (tensor components, so the
    products enter the tensor with their own sign). The pose is the approximate initial position
-   of the body frame and its orientation (planar: angle; spatial: yaw, pitch, roll about z, y, x). */
+   of the body frame and its orientation (planar: angle; spatial: yaw, pitch, roll about z, y, x).
+ */
 typedef struct mb_body_desc {
   char name[MB_NAME_LEN];
   mb_real mass;
@@ -112,10 +114,10 @@ typedef enum mb_prescribe_type {
 /* An initial coordinate the assembly must honour: its value, its rate, or both. */
 typedef struct mb_prescribe_desc {
   mb_prescribe_type type;
-  int joint;          /* MB_PRESCRIBE_JOINT */
-  mb_coord_type coord;/* MB_PRESCRIBE_JOINT */
-  int body, marker;   /* BODY_ANGLE: body; POINT: body (-1 ground) and marker */
-  int component;      /* POINT: 0, 1, 2 for x, y, z */
+  int joint;           /* MB_PRESCRIBE_JOINT */
+  mb_coord_type coord; /* MB_PRESCRIBE_JOINT */
+  int body, marker;    /* BODY_ANGLE: body; POINT: body (-1 ground) and marker */
+  int component;       /* POINT: 0, 1, 2 for x, y, z */
   int has_value, has_rate;
   mb_real value, rate;
 } mb_prescribe_desc;
@@ -125,7 +127,7 @@ typedef enum mb_sensor_type {
   MB_SENSOR_POINT_VELOCITY,
   MB_SENSOR_POINT_ACCELERATION,
   MB_SENSOR_BODY_ANGULAR_VELOCITY,
-  MB_SENSOR_BODY_ANGLES,    /* planar: angle; spatial: yaw, pitch, roll (z-y-x) */
+  MB_SENSOR_BODY_ANGLES, /* planar: angle; spatial: yaw, pitch, roll (z-y-x) */
   MB_SENSOR_JOINT_COORDINATE,
   MB_SENSOR_JOINT_RATE,
   MB_SENSOR_SPRING_LENGTH,
@@ -143,25 +145,25 @@ typedef struct mb_sensor_desc {
   int body, marker; /* point and body sensors (body -1: ground) */
   int joint;        /* joint sensors */
   mb_coord_type coord;
-  int force;        /* spring sensors: index in mb_desc.force */
-  int component;    /* -1 for the whole vector */
+  int force;     /* spring sensors: index in mb_desc.force */
+  int component; /* -1 for the whole vector */
 } mb_sensor_desc;
 
 /* Integrator settings (seed 001, section 2). */
 typedef struct mb_settings {
-  double t_end;           /* s */
-  double step;            /* s */
-  double output_interval; /* s; 0 writes every step */
-  double beta, gamma;     /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
-  double penalty;         /* alpha, augmented Lagrangian penalty */
-  double tol_newton;      /* convergence of ||dq||_inf per Newton iteration, m */
-  double tol_constraint;  /* convergence of ||Phi||_inf */
-  int max_newton;         /* iterations per step */
+  double t_end;              /* s */
+  double step;               /* s */
+  double output_interval;    /* s; 0 writes every step */
+  double beta, gamma;        /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
+  double penalty;            /* alpha, augmented Lagrangian penalty */
+  double tol_newton;         /* convergence of ||dq||_inf per Newton iteration, m */
+  double tol_constraint;     /* convergence of ||Phi||_inf */
+  int max_newton;            /* iterations per step */
   int projection_iterations; /* iterations of the projections; 1: non-iterative */
-  double tol_projection;  /* convergence of iterative projections */
-  int exact_tangent;      /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
-  double tol_assembly;    /* initial assembly residual */
-  int max_assembly;       /* initial assembly iterations */
+  double tol_projection;     /* convergence of iterative projections */
+  int exact_tangent;         /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
+  double tol_assembly;       /* initial assembly residual */
+  int max_assembly;          /* initial assembly iterations */
 } mb_settings;
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
@@ -176,19 +178,19 @@ typedef struct mb_desc {
   char (*param_name)[MB_NAME_LEN]; /* (nparam) */
   double* param_value;             /* (nparam) */
 
-  mb_marker_desc* ground_marker;   /* (nground_marker) markers fixed in the global frame */
+  mb_marker_desc* ground_marker; /* (nground_marker) markers fixed in the global frame */
   int nground_marker;
-  mb_body_desc* body;              /* (nbody) */
+  mb_body_desc* body; /* (nbody) */
   int nbody;
-  mb_joint_desc* joint;            /* (njoint) */
+  mb_joint_desc* joint; /* (njoint) */
   int njoint;
-  mb_force_desc* force;            /* (nforce) */
+  mb_force_desc* force; /* (nforce) */
   int nforce;
-  mb_driver_desc* driver;          /* (ndriver) */
+  mb_driver_desc* driver; /* (ndriver) */
   int ndriver;
-  mb_prescribe_desc* prescribe;    /* (nprescribe) */
+  mb_prescribe_desc* prescribe; /* (nprescribe) */
   int nprescribe;
-  mb_sensor_desc* sensor;          /* (nsensor) */
+  mb_sensor_desc* sensor; /* (nsensor) */
   int nsensor;
 
   mb_settings settings;

@@ -33,93 +33,96 @@ typedef struct mb_model {
   int nmarker; /* markers, ground markers first */
   int njoint;
   int nforce;
-  int nfunc;   /* time functions */
+  int nfunc; /* time functions */
   int nfuncdata;
-  int npres;   /* prescribed initial coordinates */
+  int npres; /* prescribed initial coordinates */
   int nsensor;
-  int nout;    /* scalar output columns of all sensors */
+  int nout; /* scalar output columns of all sensors */
 
   mb_settings opt; /* integrator settings */
   double gravity[3];
 
   /* basic elements */
-  int* elem_kind;       /* (nelem) mb_elem_kind */
-  int* elem_qadr;       /* (nelem) first coordinate in q, -1 when fixed to the ground */
-  double* elem_q0;      /* (nelem x 3) approximate initial value (fixed value when on the ground) */
+  int* elem_kind;  /* (nelem) mb_elem_kind */
+  int* elem_qadr;  /* (nelem) first coordinate in q, -1 when fixed to the ground */
+  double* elem_q0; /* (nelem x 3) approximate initial value (fixed value when on the ground) */
 
-  /* linear vectors: v(q) = lvec_const + sum over terms of term_W (dim x dim) q[term_qadr .. +dim] */
-  int* lvec_termadr;    /* (nlvec) first term */
-  int* lvec_termnum;    /* (nlvec) number of terms */
-  double* lvec_const;   /* (nlvec x 3) */
-  int* term_qadr;       /* (nterm) */
-  double* term_W;       /* (nterm x 9) row-major dim x dim block stored in a 3 x 3 slot */
+  /* linear vectors: v(q) = lvec_const + sum over terms of term_W (dim x dim) q[term_qadr .. +dim]
+   */
+  int* lvec_termadr;  /* (nlvec) first term */
+  int* lvec_termnum;  /* (nlvec) number of terms */
+  double* lvec_const; /* (nlvec x 3) */
+  int* term_qadr;     /* (nterm) */
+  double* term_W;     /* (nterm x 9) row-major dim x dim block stored in a 3 x 3 slot */
 
   /* bodies: frame origin and axes, centre of mass, all as linear vectors */
-  int* body_origin;     /* (nbody) lvec of the body frame origin */
-  int* body_axes;       /* (nbody x 3) lvecs of the body frame axes (planar: x, y) */
-  int* body_com;        /* (nbody) lvec of the centre of mass */
-  double* body_mass;    /* (nbody) */
+  int* body_origin;  /* (nbody) lvec of the body frame origin */
+  int* body_axes;    /* (nbody x 3) lvecs of the body frame axes (planar: x, y) */
+  int* body_com;     /* (nbody) lvec of the centre of mass */
+  double* body_mass; /* (nbody) */
 
   /* markers: point and directions as linear vectors (-1 when absent) */
-  int* marker_body;     /* (nmarker) -1 for ground */
-  int* marker_point;    /* (nmarker) lvec */
-  int* marker_axis;     /* (nmarker) lvec of the axis z (planar: the in-plane direction) */
-  int* marker_ref;      /* (nmarker) lvec of the reference direction x (planar: -1) */
-  int* marker_third;    /* (nmarker) lvec of z x x (planar: the axis turned by +90 degrees) */
+  int* marker_body;  /* (nmarker) -1 for ground */
+  int* marker_point; /* (nmarker) lvec */
+  int* marker_axis;  /* (nmarker) lvec of the axis z (planar: the in-plane direction) */
+  int* marker_ref;   /* (nmarker) lvec of the reference direction x (planar: -1) */
+  int* marker_third; /* (nmarker) lvec of z x x (planar: the axis turned by +90 degrees) */
 
   /* constraints of the motion */
-  int* con_kind;        /* (ncon) mb_con_kind */
-  int* con_lvec;        /* (ncon x 4) a0, b0, a1, b1 */
-  double* con_value;    /* (ncon) constant part of e(t) */
-  int* con_func;        /* (ncon) time function of e(t), -1 for none */
-  char* con_label;      /* (ncon x MB_LABEL_LEN) what the constraint expresses, for messages */
+  int* con_kind;     /* (ncon) mb_con_kind */
+  int* con_lvec;     /* (ncon x 4) a0, b0, a1, b1 */
+  double* con_value; /* (ncon) constant part of e(t) */
+  int* con_func;     /* (ncon) time function of e(t), -1 for none */
+  char* con_label;   /* (ncon x MB_LABEL_LEN) what the constraint expresses, for messages */
 
   /* prescribed initial coordinates, same representation as constraints */
-  int* pres_kind;       /* (npres) mb_con_kind */
-  int* pres_lvec;       /* (npres x 4) */
-  double* pres_value;   /* (npres) */
-  int* pres_has_value;  /* (npres) */
-  int* pres_has_rate;   /* (npres) */
-  double* pres_rate;    /* (npres) */
+  int* pres_kind;      /* (npres) mb_con_kind */
+  int* pres_lvec;      /* (npres x 4) */
+  double* pres_value;  /* (npres) */
+  int* pres_has_value; /* (npres) */
+  int* pres_has_rate;  /* (npres) */
+  double* pres_rate;   /* (npres) */
 
   /* joints: their coordinates as measures */
-  int* joint_type;      /* (njoint) mb_joint_type */
-  int* joint_measure;   /* (njoint x 2 x 3) lvecs a, b, c of the angle and the translation (-1: none) */
+  int* joint_type;    /* (njoint) mb_joint_type */
+  int* joint_measure; /* (njoint x 2 x 3) lvecs a, b, c of the angle and the translation (-1: none)
+                       */
 
   /* force elements */
-  int* force_type;      /* (nforce) mb_force_type */
-  int* force_lvec;      /* (nforce x 2) spring: marker points; point force: point; torque: -1 */
-  int* force_body;      /* (nforce) body of point forces and torques */
-  double* force_k;      /* (nforce) stiffness, N/m */
-  double* force_c;      /* (nforce) damping, N s/m */
-  double* force_l0;     /* (nforce) natural length, m */
-  double* force_f0;     /* (nforce) constant actuator force, N */
-  int* force_func;      /* (nforce x 3) time functions of force or torque components, -1: zero */
+  int* force_type;  /* (nforce) mb_force_type */
+  int* force_lvec;  /* (nforce x 2) spring: marker points; point force: point; torque: -1 */
+  int* force_body;  /* (nforce) body of point forces and torques */
+  double* force_k;  /* (nforce) stiffness, N/m */
+  double* force_c;  /* (nforce) damping, N s/m */
+  double* force_l0; /* (nforce) natural length, m */
+  double* force_f0; /* (nforce) constant actuator force, N */
+  int* force_func;  /* (nforce x 3) time functions of force or torque components, -1: zero */
 
   /* time functions */
-  int* func_type;       /* (nfunc) mb_func_type */
-  int* func_adr;        /* (nfunc) first entry in func_data */
-  int* func_num;        /* (nfunc) number of coefficients */
-  double* func_data;    /* (nfuncdata) coefficients; tables: values, times, spline second derivatives */
+  int* func_type; /* (nfunc) mb_func_type */
+  int* func_adr;  /* (nfunc) first entry in func_data */
+  int* func_num;  /* (nfunc) number of coefficients */
+  double*
+      func_data; /* (nfuncdata) coefficients; tables: values, times, spline second derivatives */
 
   /* sensors */
-  int* sensor_type;     /* (nsensor) mb_sensor_type */
-  int* sensor_ref;      /* (nsensor x 2) marker or body or joint or force, and the joint coordinate */
-  int* sensor_component;/* (nsensor) -1: all */
-  int* sensor_outadr;   /* (nsensor) first output column */
-  int* sensor_outnum;   /* (nsensor) number of output columns */
-  char* out_name;       /* (nout x MB_LABEL_LEN) column names */
+  int* sensor_type; /* (nsensor) mb_sensor_type */
+  int* sensor_ref;  /* (nsensor x 2) marker or body or joint or force, and the joint coordinate */
+  int* sensor_component; /* (nsensor) -1: all */
+  int* sensor_outadr;    /* (nsensor) first output column */
+  int* sensor_outnum;    /* (nsensor) number of output columns */
+  char* out_name;        /* (nout x MB_LABEL_LEN) column names */
 
   /* constant matrices */
-  double* mass;         /* (nq x nq) mass matrix */
-  double* gravity_force;/* (nq) generalised gravity force */
+  double* mass;          /* (nq x nq) mass matrix */
+  double* gravity_force; /* (nq) generalised gravity force */
 
   /* names for messages */
-  char* body_name;      /* (nbody x MB_NAME_LEN) */
-  char* joint_name;     /* (njoint x MB_NAME_LEN) */
-  char* force_name;     /* (nforce x MB_NAME_LEN) */
+  char* body_name;  /* (nbody x MB_NAME_LEN) */
+  char* joint_name; /* (njoint x MB_NAME_LEN) */
+  char* force_name; /* (nforce x MB_NAME_LEN) */
 
-  void* buffer;         /* the one allocation holding every array above */
+  void* buffer; /* the one allocation holding every array above */
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */
@@ -127,45 +130,45 @@ typedef struct mb_report {
   int steps;
   long newton_iterations;
   int max_newton_per_step;
-  double max_phi;          /* largest |Phi| after each step */
-  double max_phid;         /* largest |dPhi/dt| after the velocity projection */
-  double max_phidd;        /* largest |d2Phi/dt2| after the acceleration projection */
-  double energy_initial;   /* kinetic + gravity + elastic at t0, J */
+  double max_phi;        /* largest |Phi| after each step */
+  double max_phid;       /* largest |dPhi/dt| after the velocity projection */
+  double max_phidd;      /* largest |d2Phi/dt2| after the acceleration projection */
+  double energy_initial; /* kinetic + gravity + elastic at t0, J */
   double energy_final;
   double work_nonconservative; /* work of dampers, actuators, external loads and drivers, J */
-  double max_energy_error; /* largest |E(t) - E(t0) - W_nc(t)|, J */
-  double energy_scale;     /* largest kinetic or elastic energy seen, J: the scale of the error */
+  double max_energy_error;     /* largest |E(t) - E(t0) - W_nc(t)|, J */
+  double energy_scale; /* largest kinetic or elastic energy seen, J: the scale of the error */
 } mb_report;
 
 typedef struct mb_data {
   double t;
-  double* q;       /* (nq) */
-  double* qd;      /* (nq) */
-  double* qdd;     /* (nq) */
-  double* lambda;  /* (ncon) augmented Lagrangian multipliers */
-  double* sigma;   /* (ncon) velocity projection multipliers */
-  double* kappa;   /* (ncon) acceleration projection multipliers */
+  double* q;      /* (nq) */
+  double* qd;     /* (nq) */
+  double* qdd;    /* (nq) */
+  double* lambda; /* (ncon) augmented Lagrangian multipliers */
+  double* sigma;  /* (ncon) velocity projection multipliers */
+  double* kappa;  /* (ncon) acceleration projection multipliers */
 
   /* evaluated quantities at the current state */
-  double* phi;     /* (ncon) */
-  double* phiq;    /* (ncon x nq) row-major */
-  double* phit;    /* (ncon) */
+  double* phi;       /* (ncon) */
+  double* phiq;      /* (ncon x nq) row-major */
+  double* phit;      /* (ncon) */
   double* phidd_rhs; /* (ncon) dPhi_q/dt qd + dPhi_t/dt */
-  double* force;   /* (nq) generalised forces Q */
-  double* stiff;   /* (nq x nq) K = -dQ/dq */
-  double* damp;    /* (nq x nq) C = -dQ/dqd */
-  double* tangent; /* (nq x nq) Newton matrix, LU factors after a step */
-  int* pivot;      /* (nq) */
-  double* proj;    /* (nq x nq) M + Phi_q^T alpha Phi_q, Cholesky factor after a step */
+  double* force;     /* (nq) generalised forces Q */
+  double* stiff;     /* (nq x nq) K = -dQ/dq */
+  double* damp;      /* (nq x nq) C = -dQ/dqd */
+  double* tangent;   /* (nq x nq) Newton matrix, LU factors after a step */
+  int* pivot;        /* (nq) */
+  double* proj;      /* (nq x nq) M + Phi_q^T alpha Phi_q, Cholesky factor after a step */
 
-  double* out;     /* (nout) sensor values after mb_sensors */
-  double* unwrap;  /* (nsensor x 3) previous angles, to unwrap angle outputs */
+  double* out;    /* (nout) sensor values after mb_sensors */
+  double* unwrap; /* (nsensor x 3) previous angles, to unwrap angle outputs */
   int have_unwrap;
 
   /* scratch */
-  double* work;    /* (4 nq + 2 ncon + nq x nq) */
-  double* qhat_v;  /* (nq) Newmark history terms */
-  double* qhat_a;  /* (nq) */
+  double* work;   /* (4 nq + 2 ncon + nq x nq) */
+  double* qhat_v; /* (nq) Newmark history terms */
+  double* qhat_a; /* (nq) */
 
   mb_report report;
   double power_prev; /* non-conservative power at the previous step */

@@ -46,7 +46,7 @@ int slider_crank_reference(double t_end, double dt_out, double h, double phidot0
 
 /* Same, plus the total energy (kinetic + gravity, zero at z = 0) per row; energy_out may be
  * NULL. */
-int slider_crank_reference_ex(double t_end, double dt_out, double h, double phidot0,
-                              int nout_max, double* t_out, double* out, double* energy_out);
+int slider_crank_reference_ex(double t_end, double dt_out, double h, double phidot0, int nout_max,
+                              double* t_out, double* out, double* energy_out);
 
 #endif
