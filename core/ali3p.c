@@ -137,7 +137,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
         d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) + (1 / (2 * beta) - 1) * d->qdd[i];
     d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
   }
-  d->t += h;
+  d->t = (d->report.steps + 1) * h; /* counted, not accumulated, so that t_end is hit exactly */
 
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
   double* r = d->work + 2 * nq;
