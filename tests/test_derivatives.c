@@ -225,6 +225,81 @@ static void check_consistent_state(mbt_tally* t, const char* name, const mb_desc
   mbt_check(t, e < 1e-9, what, e, 1e-9);
 }
 
+/* The sensor of type `type` with the same references as sensor i, or -1. */
+static int partner(const mb_model* m, int i, int type) {
+  for (int j = 0; j < m->nsensor; j++)
+    if (m->sensor_type[j] == type && m->sensor_ref[2 * j] == m->sensor_ref[2 * i] &&
+        m->sensor_ref[2 * j + 1] == m->sensor_ref[2 * i + 1] &&
+        m->sensor_component[j] == m->sensor_component[i])
+      return j;
+  return -1;
+}
+
+/* At a consistent state: rates of sensors against central differences of their values along
+   q + s qd (joint coordinates, point positions, planar angles), and the spatial angular velocity
+   against dE_k/dt = w x E_k for the body axes. */
+static void check_sensor_rates(mbt_tally* t, const char* name, const mb_model* m, mb_data* d) {
+  const int nq = m->nq;
+  const double s = 1e-6;
+  char what[160];
+  double* q0 = calloc(nq + 1, sizeof(double));
+  double* plus = calloc(m->nout + 1, sizeof(double));
+  double* minus = calloc(m->nout + 1, sizeof(double));
+  double* rate = calloc(m->nout + 1, sizeof(double));
+  memcpy(q0, d->q, sizeof(double) * nq);
+  d->have_unwrap = 0;
+  mb_sensors(m, d);
+  memcpy(rate, d->out, sizeof(double) * m->nout);
+  for (int k = 0; k < nq; k++) d->q[k] = q0[k] + s * d->qd[k];
+  d->have_unwrap = 0;
+  mb_sensors(m, d);
+  memcpy(plus, d->out, sizeof(double) * m->nout);
+  for (int k = 0; k < nq; k++) d->q[k] = q0[k] - s * d->qd[k];
+  d->have_unwrap = 0;
+  mb_sensors(m, d);
+  memcpy(minus, d->out, sizeof(double) * m->nout);
+  memcpy(d->q, q0, sizeof(double) * nq);
+
+  double worst = 0;
+  int pairs = 0;
+  for (int i = 0; i < m->nsensor; i++) {
+    int type = m->sensor_type[i], j = -1;
+    if (type == MB_SENSOR_JOINT_COORDINATE) j = partner(m, i, MB_SENSOR_JOINT_RATE);
+    if (type == MB_SENSOR_POINT_POSITION) j = partner(m, i, MB_SENSOR_POINT_VELOCITY);
+    if (type == MB_SENSOR_BODY_ANGLES && m->dim == 2)
+      j = partner(m, i, MB_SENSOR_BODY_ANGULAR_VELOCITY);
+    if (j < 0) continue;
+    pairs++;
+    for (int c = 0; c < m->sensor_outnum[i]; c++) {
+      int a = m->sensor_outadr[i] + c, b = m->sensor_outadr[j] + c;
+      double fd = (plus[a] - minus[a]) / (2 * s);
+      worst = fmax(worst, fabs(fd - rate[b]) / fmax(1, fabs(rate[b])));
+    }
+  }
+  if (pairs > 0) {
+    snprintf(what, sizeof what, "%s: %d sensor rates vs differences of values", name, pairs);
+    mbt_check(t, worst < 1e-7, what, worst, 1e-7);
+  }
+
+  if (m->dim == 3) {
+    double err = 0;
+    for (int b = 0; b < m->nbody; b++) {
+      double w[3];
+      mb_body_angular_velocity(m, b, d->q, d->qd, w);
+      for (int k = 0; k < 3; k++) {
+        double e[3], ed[3], wxe[3];
+        mb_lvec_eval(m, m->body_axes[3 * b + k], d->q, e);
+        mb_lvec_rate(m, m->body_axes[3 * b + k], d->qd, ed);
+        mbu_cross3(w, e, wxe);
+        for (int r = 0; r < 3; r++) err = fmax(err, fabs(wxe[r] - ed[r]));
+      }
+    }
+    snprintf(what, sizeof what, "%s: angular velocity reproduces dE/dt = w x E", name);
+    mbt_check(t, err < 1e-9, what, err, 1e-9);
+  }
+  free(q0), free(plus), free(minus), free(rate);
+}
+
 int main(void) {
   mbt_tally t = {0};
   unsigned seed = 12345;
@@ -242,6 +317,7 @@ int main(void) {
     check_forces(&t, name, m, d);
     if (k < 2) check_potential(&t, name, m, d);
     check_consistent_state(&t, name, &desc, m, d, &seed);
+    check_sensor_rates(&t, name, m, d);
     mb_data_free(d);
     mb_model_free(m);
     mb_desc_free(&desc);
