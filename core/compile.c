@@ -6,7 +6,11 @@
    where needed), so that every marker is a linear combination of basic coordinates and the mass
    matrix is constant. Rigid-body constraints are the constant dot products of base vectors; every
    further element of a body is tied to its base by linear constraints; joints add the few
-   quadratic constraints that sharing does not express. */
+   quadratic constraints that sharing does not express.
+
+   The same pass can carry forward-mode derivatives with respect to one parameter (the "seed"):
+   every real quantity derived from the description has a companion derivative, and the real arrays
+   of a second, tangent model receive the exact partial derivatives of the model's arrays. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,45 +23,73 @@
 
 typedef struct caps {
   int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata, nsensor,
-      nout, nq;
+      nout, nq, nfunctional, nfterm;
 } caps;
 
-#define MB_MODEL_ARRAYS(X)                                                                         \
-  X(int, elem_kind, c.nelem)                                                                       \
-  X(int, elem_qadr, c.nelem) X(double, elem_q0, 3 * c.nelem) X(int, lvec_termadr, c.nlvec) X(      \
-      int, lvec_termnum, c.nlvec) X(double, lvec_const, 3 * c.nlvec) X(int, term_qadr, c.nterm)    \
-      X(double, term_W, 9 * c.nterm) X(int, body_origin, c.nbody) X(int, body_axes, 3 * c.nbody)   \
-          X(int, body_com, c.nbody) X(double, body_mass, c.nbody) X(int, marker_body, c.nmarker)   \
-              X(int, marker_point, c.nmarker) X(int, marker_axis, c.nmarker) X(                    \
-                  int, marker_ref, c.nmarker) X(int, marker_third, c.nmarker)                      \
-                  X(int, con_kind, c.ncon) X(int, con_lvec, 4 * c.ncon) X(                         \
-                      double, con_value, c.ncon) X(int, con_func, c.ncon)                          \
-                      X(char, con_label, MB_LABEL_LEN* c.ncon) X(int, pres_kind, c.npres)          \
-                          X(int, pres_lvec, 4 * c.npres) X(double, pres_value, c.npres) X(         \
-                              int, pres_has_value, c.npres) X(int, pres_has_rate, c.npres)         \
-                              X(double, pres_rate, c.npres) X(int, joint_type, c.njoint) X(        \
-                                  int, joint_measure, 6 * c.njoint) X(int, force_type, c.nforce)   \
-                                  X(int, force_lvec, 2 * c.nforce) X(int, force_body, c.nforce) X( \
-                                      double, force_k, c.nforce) X(double, force_c, c.nforce)      \
-                                      X(double, force_l0, c.nforce) X(double, force_f0, c.nforce)  \
-                                          X(int, force_func, 3 * c.nforce) X(                      \
-                                              int, func_type, c.nfunc) X(int, func_adr, c.nfunc)   \
-                                              X(int, func_num, c.nfunc) X(                         \
-                                                  double, func_data,                               \
-                                                  c.nfuncdata) X(int, sensor_type, c.nsensor)      \
-                                                  X(int, sensor_ref, 2 * c.nsensor) X(             \
-                                                      int, sensor_component, c.nsensor)            \
-                                                      X(int, sensor_outadr, c.nsensor) X(          \
-                                                          int, sensor_outnum, c.nsensor)           \
-                                                          X(char, out_name, MB_LABEL_LEN* c.nout)  \
-                                                              X(double, mass, (size_t)c.nq* c.nq)  \
-                                                                  X(double, gravity_force,         \
-                                                                    c.nq) X(char, body_name,       \
-                                                                            MB_NAME_LEN* c.nbody)  \
-                                                                      X(char, joint_name,          \
-                                                                        MB_NAME_LEN* c.njoint)     \
-                                                                          X(char, force_name,      \
-                                                                            MB_NAME_LEN* c.nforce)
+// clang-format off
+#define MB_MODEL_ARRAYS(X) \
+  X(int, elem_kind, c.nelem) \
+  X(int, elem_qadr, c.nelem) \
+  X(double, elem_q0, 3 * c.nelem) \
+  X(int, lvec_termadr, c.nlvec) \
+  X(int, lvec_termnum, c.nlvec) \
+  X(double, lvec_const, 3 * c.nlvec) \
+  X(int, term_qadr, c.nterm) \
+  X(double, term_W, 9 * c.nterm) \
+  X(int, body_origin, c.nbody) \
+  X(int, body_axes, 3 * c.nbody) \
+  X(int, body_com, c.nbody) \
+  X(double, body_mass, c.nbody) \
+  X(int, marker_body, c.nmarker) \
+  X(int, marker_point, c.nmarker) \
+  X(int, marker_axis, c.nmarker) \
+  X(int, marker_ref, c.nmarker) \
+  X(int, marker_third, c.nmarker) \
+  X(int, con_kind, c.ncon) \
+  X(int, con_lvec, 4 * c.ncon) \
+  X(double, con_value, c.ncon) \
+  X(int, con_func, c.ncon) \
+  X(char, con_label, MB_LABEL_LEN * c.ncon) \
+  X(int, pres_kind, c.npres) \
+  X(int, pres_lvec, 4 * c.npres) \
+  X(double, pres_value, c.npres) \
+  X(int, pres_has_value, c.npres) \
+  X(int, pres_has_rate, c.npres) \
+  X(double, pres_rate, c.npres) \
+  X(int, joint_type, c.njoint) \
+  X(int, joint_measure, 6 * c.njoint) \
+  X(int, force_type, c.nforce) \
+  X(int, force_lvec, 2 * c.nforce) \
+  X(int, force_body, c.nforce) \
+  X(double, force_k, c.nforce) \
+  X(double, force_c, c.nforce) \
+  X(double, force_l0, c.nforce) \
+  X(double, force_f0, c.nforce) \
+  X(int, force_func, 3 * c.nforce) \
+  X(int, func_type, c.nfunc) \
+  X(int, func_adr, c.nfunc) \
+  X(int, func_num, c.nfunc) \
+  X(double, func_data, c.nfuncdata) \
+  X(int, sensor_type, c.nsensor) \
+  X(int, sensor_ref, 2 * c.nsensor) \
+  X(int, sensor_component, c.nsensor) \
+  X(int, sensor_outadr, c.nsensor) \
+  X(int, sensor_outnum, c.nsensor) \
+  X(char, out_name, MB_LABEL_LEN * c.nout) \
+  X(int, fterm_functional, c.nfterm) \
+  X(int, fterm_column, c.nfterm) \
+  X(int, fterm_shape, c.nfterm) \
+  X(int, fterm_final, c.nfterm) \
+  X(double, fterm_weight, c.nfterm) \
+  X(double, fterm_eps, c.nfterm) \
+  X(int, fterm_ref, c.nfterm) \
+  X(char, functional_name, MB_NAME_LEN * c.nfunctional) \
+  X(double, mass, (size_t)c.nq * c.nq) \
+  X(double, gravity_force, c.nq) \
+  X(char, body_name, MB_NAME_LEN * c.nbody) \
+  X(char, joint_name, MB_NAME_LEN * c.njoint) \
+  X(char, force_name, MB_NAME_LEN * c.nforce)
+// clang-format on
 
 static size_t align8(size_t n) {
   return (n + 7) & ~(size_t)7;
@@ -168,27 +200,29 @@ enum { BASE_VECTOR, BASE_DIFF }; /* a unit-vector element, or the difference of 
 typedef struct marker_frame {
   int body;                      /* -1 ground */
   double p[3], z[3], x[3], y[3]; /* local point and directions (planar: z unused, x = axis) */
+  double dp[3];                  /* derivative of the point with respect to the seed */
 } marker_frame;
 
 typedef struct attach {
   int elem;
-  double local[3];
+  double local[3], dlocal[3];
 } attach;
 
 typedef struct base_vec {
   int kind;
-  int e, e0;   /* BASE_VECTOR: element e; BASE_DIFF: point e minus point e0 */
-  double v[3]; /* local value */
+  int e, e0;          /* BASE_VECTOR: element e; BASE_DIFF: point e minus point e0 */
+  double v[3], dv[3]; /* local value and its derivative */
 } base_vec;
 
 typedef struct body_base {
   int natt;
   attach* att;
-  int origin;   /* point element */
-  double p0[3]; /* its local position */
+  int origin;           /* point element */
+  double p0[3], dp0[3]; /* its local position */
   int nvec;
   base_vec vec[3];
   double X0inv[9]; /* maps local offsets to base coefficients */
+  double dX0inv[9];
 } body_base;
 
 typedef struct rigid_key {
@@ -199,6 +233,8 @@ typedef struct rigid_key {
 typedef struct compiler {
   const mb_desc* d;
   mb_model* m;
+  mb_model* dm; /* tangent model: derivatives of m's real arrays with respect to the seed */
+  int seed;     /* parameter index differentiated, -1 for none */
   mb_error* err;
   int dim, nmk;
   marker_frame* mk; /* (nmk) ground markers first */
@@ -216,7 +252,13 @@ typedef struct compiler {
   int* elem_kind;
   int* elem_fixed;
   double* elem_val;
+  double* elem_dval; /* derivative of the value of fixed elements */
 } compiler;
+
+/* Derivative of a description scalar with respect to the seed parameter. */
+static double dval(const compiler* c, mb_real r) {
+  return c->seed >= 0 && r.param == c->seed ? 1.0 : 0.0;
+}
 
 static int marker_index(const compiler* c, int body, int marker) {
   return body < 0 ? marker : c->mk_adr[body] + marker;
@@ -236,7 +278,7 @@ static void uf_union(compiler* c, int a, int b) {
   if (ra != rb) c->parent[rb] = ra;
 }
 
-static int new_elem(compiler* c, int kind, int fixed, const double* value) {
+static int new_elem(compiler* c, int kind, int fixed, const double* value, const double* dvalue) {
   if (c->nelem == c->elem_cap) {
     int cap = c->elem_cap ? 2 * c->elem_cap : 32;
     int* k = realloc(c->elem_kind, cap * sizeof(int));
@@ -245,13 +287,17 @@ static int new_elem(compiler* c, int kind, int fixed, const double* value) {
     if (f) c->elem_fixed = f;
     double* v = realloc(c->elem_val, 3 * cap * sizeof(double));
     if (v) c->elem_val = v;
-    if (!k || !f || !v) return -1;
+    double* dv = realloc(c->elem_dval, 3 * cap * sizeof(double));
+    if (dv) c->elem_dval = dv;
+    if (!k || !f || !v || !dv) return -1;
     c->elem_cap = cap;
   }
   int e = c->nelem++;
   c->elem_kind[e] = kind;
   c->elem_fixed[e] = fixed;
   memcpy(c->elem_val + 3 * e, value, 3 * sizeof(double));
+  memset(c->elem_dval + 3 * e, 0, 3 * sizeof(double));
+  if (dvalue) memcpy(c->elem_dval + 3 * e, dvalue, 3 * sizeof(double));
   return e;
 }
 
@@ -270,8 +316,9 @@ static void body_to_global(const compiler* c, int body, int is_point, const doub
 /* ---------------------------------------------------------------------------------------------
    step 1: local marker frames */
 
-static void marker_from_desc(int dim, const mb_marker_desc* md, marker_frame* f) {
-  for (int k = 0; k < 3; k++) f->p[k] = md->point[k].value;
+static void marker_from_desc(const compiler* c, int dim, const mb_marker_desc* md,
+                             marker_frame* f) {
+  for (int k = 0; k < 3; k++) f->p[k] = md->point[k].value, f->dp[k] = dval(c, md->point[k]);
   if (dim == 2) {
     /* planar: the axis is the in-plane direction, default local x; third = axis turned +90 deg */
     double a[3] = {1, 0, 0};
@@ -325,13 +372,13 @@ static void setup_markers(compiler* c) {
   const mb_desc* d = c->d;
   for (int i = 0; i < d->nground_marker; i++) {
     c->mk[i].body = -1;
-    marker_from_desc(c->dim, &d->ground_marker[i], &c->mk[i]);
+    marker_from_desc(c, c->dim, &d->ground_marker[i], &c->mk[i]);
   }
   for (int b = 0; b < d->nbody; b++)
     for (int i = 0; i < d->body[b].nmarker; i++) {
       marker_frame* f = &c->mk[c->mk_adr[b] + i];
       f->body = b;
-      marker_from_desc(c->dim, &d->body[b].marker[i], f);
+      marker_from_desc(c, c->dim, &d->body[b].marker[i], f);
     }
   if (c->dim == 2) return;
   /* joints: a missing reference follows the partner's, so that joint angles start near zero */
@@ -389,6 +436,13 @@ static void share_joint_nodes(compiler* c) {
   }
 }
 
+static const double zero3[3] = {0, 0, 0};
+
+/* Derivative of a node's local value: points may depend on parameters, directions do not. */
+static const double* node_dlocal(const compiler* c, int node) {
+  return node % 3 == NODE_POINT ? c->mk[node / 3].dp : zero3;
+}
+
 static const double* node_local(const compiler* c, int node) {
   const marker_frame* f = &c->mk[node / 3];
   switch (node % 3) {
@@ -433,7 +487,8 @@ static mb_status create_shared_elements(compiler* c) {
     double value[3];
     int src = ground_node >= 0 ? ground_node : i;
     body_to_global(c, c->mk[src / 3].body, kind == MB_ELEM_POINT, node_local(c, src), value);
-    int e = new_elem(c, kind, ground_node >= 0, value);
+    int e = new_elem(c, kind, ground_node >= 0, value,
+                     ground_node >= 0 ? node_dlocal(c, ground_node) : NULL);
     if (e < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
     c->node_elem[root] = c->node_elem[i] = e;
   }
@@ -443,7 +498,8 @@ static mb_status create_shared_elements(compiler* c) {
 /* ---------------------------------------------------------------------------------------------
    step 3: bases */
 
-static mb_status body_attach(compiler* c, int b, int elem, const double* local) {
+static mb_status body_attach(compiler* c, int b, int elem, const double* local,
+                             const double* dlocal) {
   body_base* bb = &c->base[b];
   for (int i = 0; i < bb->natt; i++) {
     if (bb->att[i].elem != elem) continue;
@@ -459,6 +515,7 @@ static mb_status body_attach(compiler* c, int b, int elem, const double* local) 
   }
   bb->att[bb->natt].elem = elem;
   memcpy(bb->att[bb->natt].local, local, 3 * sizeof(double));
+  memcpy(bb->att[bb->natt].dlocal, dlocal, 3 * sizeof(double));
   bb->natt++;
   return MB_OK;
 }
@@ -494,14 +551,17 @@ static mb_status choose_base(compiler* c, int b) {
     if (c->elem_kind[bb->att[i].elem] == MB_ELEM_POINT) {
       bb->origin = bb->att[i].elem;
       memcpy(bb->p0, bb->att[i].local, sizeof bb->p0);
+      memcpy(bb->dp0, bb->att[i].dlocal, sizeof bb->dp0);
     }
   if (bb->origin < 0) {
     double com[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
+    double dcom[3] = {dval(c, bd->com[0]), dval(c, bd->com[1]), dval(c, bd->com[2])};
     body_to_global(c, b, 1, com, value);
-    bb->origin = new_elem(c, MB_ELEM_POINT, 0, value);
+    bb->origin = new_elem(c, MB_ELEM_POINT, 0, value, NULL);
     if (bb->origin < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
     memcpy(bb->p0, com, sizeof com);
-    mb_status st = body_attach(c, b, bb->origin, com);
+    memcpy(bb->dp0, dcom, sizeof dcom);
+    mb_status st = body_attach(c, b, bb->origin, com, dcom);
     if (st != MB_OK) return st;
   }
 
@@ -514,8 +574,11 @@ static mb_status choose_base(compiler* c, int b) {
       const attach* a = &bb->att[i];
       int is_point = c->elem_kind[a->elem] == MB_ELEM_POINT;
       if (a->elem == bb->origin || is_point != (pass == 1)) continue;
-      base_vec v = {is_point ? BASE_DIFF : BASE_VECTOR, a->elem, bb->origin, {0, 0, 0}};
-      for (int k = 0; k < 3; k++) v.v[k] = a->local[k] - (is_point ? bb->p0[k] : 0);
+      base_vec v = {is_point ? BASE_DIFF : BASE_VECTOR, a->elem, bb->origin, {0, 0, 0}, {0, 0, 0}};
+      for (int k = 0; k < 3; k++) {
+        v.v[k] = a->local[k] - (is_point ? bb->p0[k] : 0);
+        v.dv[k] = a->dlocal[k] - (is_point ? bb->dp0[k] : 0);
+      }
       if (is_point && mbu_norm3(v.v) < 1e-6) continue;
       if (independence(v.v, ortho, northo) < min_independence) continue;
       accept_direction(v.v, ortho, &northo);
@@ -534,26 +597,40 @@ static mb_status choose_base(compiler* c, int b) {
     double e[3] = {0, 0, 0};
     e[best] = 1;
     body_to_global(c, b, 0, e, value);
-    int elem = new_elem(c, MB_ELEM_VECTOR, 0, value);
+    int elem = new_elem(c, MB_ELEM_VECTOR, 0, value, NULL);
     if (elem < 0) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
-    mb_status st = body_attach(c, b, elem, e);
+    mb_status st = body_attach(c, b, elem, e, zero3);
     if (st != MB_OK) return st;
     accept_direction(e, ortho, &northo);
-    bb->vec[bb->nvec++] = (base_vec){BASE_VECTOR, elem, -1, {e[0], e[1], e[2]}};
+    bb->vec[bb->nvec++] = (base_vec){BASE_VECTOR, elem, -1, {e[0], e[1], e[2]}, {0, 0, 0}};
   }
 
-  /* inverse of the local base matrix: spatial [v1 v2 v3], planar [v1, R90 v1] */
-  double X0[9] = {0};
+  /* inverse of the local base matrix: spatial [v1 v2 v3], planar [v1, R90 v1]; and its
+     derivative d(X0^-1) = -X0^-1 dX0 X0^-1 */
+  double X0[9] = {0}, dX0[9] = {0};
   if (c->dim == 3) {
     for (int r = 0; r < 3; r++)
-      for (int k = 0; k < 3; k++) X0[3 * r + k] = bb->vec[k].v[r];
+      for (int k = 0; k < 3; k++)
+        X0[3 * r + k] = bb->vec[k].v[r], dX0[3 * r + k] = bb->vec[k].dv[r];
   } else {
-    const double* v = bb->vec[0].v;
+    const double *v = bb->vec[0].v, *dv = bb->vec[0].dv;
     X0[0] = v[0], X0[1] = -v[1], X0[3] = v[1], X0[4] = v[0], X0[8] = 1;
+    dX0[0] = dv[0], dX0[1] = -dv[1], dX0[3] = dv[1], dX0[4] = dv[0];
   }
   if (!invert3(X0, bb->X0inv))
     return mb_error_set(c->err, MB_ERR_MODEL, "bodies[%d] (%s): degenerate marker geometry", b,
                         bd->name);
+  double T[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      T[3 * i + j] = 0;
+      for (int k = 0; k < 3; k++) T[3 * i + j] += dX0[3 * i + k] * bb->X0inv[3 * k + j];
+    }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      bb->dX0inv[3 * i + j] = 0;
+      for (int k = 0; k < 3; k++) bb->dX0inv[3 * i + j] -= bb->X0inv[3 * i + k] * T[3 * k + j];
+    }
   return MB_OK;
 }
 
@@ -565,128 +642,155 @@ static void W_identity(double s, double* W) {
   W[0] = W[4] = W[8] = s;
 }
 
-static int lvec_begin(mb_model* m) {
+static int lvec_begin(compiler* c) {
+  mb_model* m = c->m;
   int lv = m->nlvec++;
-  m->lvec_termadr[lv] = m->nterm;
-  m->lvec_termnum[lv] = 0;
+  /* the tangent model shares the term layout, which its Jacobian products need while building */
+  m->lvec_termadr[lv] = c->dm->lvec_termadr[lv] = m->nterm;
+  m->lvec_termnum[lv] = c->dm->lvec_termnum[lv] = 0;
   memset(m->lvec_const + 3 * lv, 0, 3 * sizeof(double));
+  memset(c->dm->lvec_const + 3 * lv, 0, 3 * sizeof(double));
   return lv;
 }
 
-/* Adds W * element to the linear vector being built (it must be the last one begun). */
-static void lvec_add_elem(mb_model* m, int lv, int elem, const double* W) {
+/* Term of linear vector lv acting on coordinates qadr, created (zero) when missing. */
+static int lvec_term(compiler* c, int lv, int qadr) {
+  mb_model* m = c->m;
+  for (int k = m->lvec_termadr[lv]; k < m->lvec_termadr[lv] + m->lvec_termnum[lv]; k++)
+    if (m->term_qadr[k] == qadr) return k;
+  int k = m->nterm++;
+  m->term_qadr[k] = c->dm->term_qadr[k] = qadr;
+  memset(m->term_W + 9 * k, 0, 9 * sizeof(double));
+  memset(c->dm->term_W + 9 * k, 0, 9 * sizeof(double));
+  m->lvec_termnum[lv]++;
+  c->dm->lvec_termnum[lv]++;
+  return k;
+}
+
+/* Adds W * element (W with derivative dW) to the linear vector being built, which must be the last
+   one begun. */
+static void lvec_add_elem(compiler* c, int lv, int elem, const double* W, const double* dW) {
+  mb_model *m = c->m, *dm = c->dm;
   const int dim = m->dim;
   if (m->elem_qadr[elem] < 0) {
-    const double* x = m->elem_q0 + 3 * elem;
+    const double *x = m->elem_q0 + 3 * elem, *dx = dm->elem_q0 + 3 * elem;
     for (int r = 0; r < dim; r++)
-      for (int j = 0; j < dim; j++) m->lvec_const[3 * lv + r] += W[3 * r + j] * x[j];
+      for (int j = 0; j < dim; j++) {
+        m->lvec_const[3 * lv + r] += W[3 * r + j] * x[j];
+        dm->lvec_const[3 * lv + r] += dW[3 * r + j] * x[j] + W[3 * r + j] * dx[j];
+      }
     return;
   }
-  int qadr = m->elem_qadr[elem];
-  for (int k = m->lvec_termadr[lv]; k < m->lvec_termadr[lv] + m->lvec_termnum[lv]; k++)
-    if (m->term_qadr[k] == qadr) {
-      for (int i = 0; i < 9; i++) m->term_W[9 * k + i] += W[i];
-      return;
-    }
-  int k = m->nterm++;
-  m->term_qadr[k] = qadr;
-  memcpy(m->term_W + 9 * k, W, 9 * sizeof(double));
-  m->lvec_termnum[lv]++;
+  int k = lvec_term(c, lv, m->elem_qadr[elem]);
+  for (int i = 0; i < 9; i++) m->term_W[9 * k + i] += W[i], dm->term_W[9 * k + i] += dW[i];
 }
 
 /* Adds s * (another linear vector) to the one being built. */
-static void lvec_add_lvec(mb_model* m, int lv, int src, double s) {
-  for (int r = 0; r < 3; r++) m->lvec_const[3 * lv + r] += s * m->lvec_const[3 * src + r];
+static void lvec_add_lvec(compiler* c, int lv, int src, double s) {
+  mb_model *m = c->m, *dm = c->dm;
+  for (int r = 0; r < 3; r++) {
+    m->lvec_const[3 * lv + r] += s * m->lvec_const[3 * src + r];
+    dm->lvec_const[3 * lv + r] += s * dm->lvec_const[3 * src + r];
+  }
   int end = m->lvec_termadr[src] + m->lvec_termnum[src];
   for (int k = m->lvec_termadr[src]; k < end; k++) {
-    int qadr = m->term_qadr[k], found = -1;
-    for (int t = m->lvec_termadr[lv]; t < m->lvec_termadr[lv] + m->lvec_termnum[lv]; t++)
-      if (m->term_qadr[t] == qadr) found = t;
-    if (found < 0) {
-      found = m->nterm++;
-      m->term_qadr[found] = qadr;
-      memset(m->term_W + 9 * found, 0, 9 * sizeof(double));
-      m->lvec_termnum[lv]++;
+    int t = lvec_term(c, lv, m->term_qadr[k]);
+    for (int i = 0; i < 9; i++) {
+      m->term_W[9 * t + i] += s * m->term_W[9 * k + i];
+      dm->term_W[9 * t + i] += s * dm->term_W[9 * k + i];
     }
-    for (int i = 0; i < 9; i++) m->term_W[9 * found + i] += s * m->term_W[9 * k + i];
   }
 }
 
-static void lvec_add_base(mb_model* m, int lv, const base_vec* v, const double* W) {
-  lvec_add_elem(m, lv, v->e, W);
+static void lvec_add_base(compiler* c, int lv, const base_vec* v, const double* W,
+                          const double* dW) {
+  lvec_add_elem(c, lv, v->e, W, dW);
   if (v->kind == BASE_DIFF) {
-    double negW[9];
-    for (int i = 0; i < 9; i++) negW[i] = -W[i];
-    lvec_add_elem(m, lv, v->e0, negW);
+    double negW[9], negdW[9];
+    for (int i = 0; i < 9; i++) negW[i] = -W[i], negdW[i] = -dW[i];
+    lvec_add_elem(c, lv, v->e0, negW, negdW);
   }
 }
 
-/* Adds s * (the body map of a local point or direction) to linear vector lv. */
+/* Adds s * (the body map of a local point or direction, with derivative dlocal) to linear vector
+   lv: P0 + sum_k a_k V_k with a = X0^-1 (local - p0). */
 static void lvec_add_body_map(compiler* c, int lv, int b, int is_point, const double* local,
-                              double s) {
-  mb_model* m = c->m;
+                              const double* dlocal, double s) {
   const body_base* bb = &c->base[b];
-  double off[3], a[3], W[9];
-  for (int k = 0; k < 3; k++) off[k] = local[k] - (is_point ? bb->p0[k] : 0);
+  double off[3], doff[3], a[3], da[3], t[3], W[9], dW[9];
+  for (int k = 0; k < 3; k++) {
+    off[k] = local[k] - (is_point ? bb->p0[k] : 0);
+    doff[k] = dlocal[k] - (is_point ? bb->dp0[k] : 0);
+  }
   mat3_vec(bb->X0inv, off, a);
+  mat3_vec(bb->dX0inv, off, da);
+  mat3_vec(bb->X0inv, doff, t);
+  for (int k = 0; k < 3; k++) da[k] += t[k];
   if (is_point) {
     W_identity(s, W);
-    lvec_add_elem(m, lv, bb->origin, W);
+    W_identity(0, dW);
+    lvec_add_elem(c, lv, bb->origin, W, dW);
   }
   if (c->dim == 3) {
     for (int k = 0; k < 3; k++) {
       W_identity(s * a[k], W);
-      lvec_add_base(m, lv, &bb->vec[k], W);
+      W_identity(s * da[k], dW);
+      lvec_add_base(c, lv, &bb->vec[k], W, dW);
     }
   } else {
     /* planar: a v1 + b R90 v1 = (a I + b R90) v1 */
     double P[9] = {s * a[0], -s * a[1], 0, s * a[1], s * a[0], 0, 0, 0, 0};
-    lvec_add_base(m, lv, &bb->vec[0], P);
+    double dP[9] = {s * da[0], -s * da[1], 0, s * da[1], s * da[0], 0, 0, 0, 0};
+    lvec_add_base(c, lv, &bb->vec[0], P, dP);
   }
 }
 
-static int lvec_body_map(compiler* c, int b, int is_point, const double* local) {
-  int lv = lvec_begin(c->m);
+static int lvec_body_map(compiler* c, int b, int is_point, const double* local,
+                         const double* dlocal) {
+  int lv = lvec_begin(c);
   if (b < 0) {
     memcpy(c->m->lvec_const + 3 * lv, local, 3 * sizeof(double));
+    memcpy(c->dm->lvec_const + 3 * lv, dlocal, 3 * sizeof(double));
   } else {
-    lvec_add_body_map(c, lv, b, is_point, local, 1);
+    lvec_add_body_map(c, lv, b, is_point, local, dlocal, 1);
   }
   return lv;
 }
 
-static int lvec_constant(mb_model* m, const double* v) {
-  int lv = lvec_begin(m);
-  memcpy(m->lvec_const + 3 * lv, v, 3 * sizeof(double));
+static int lvec_constant(compiler* c, const double* v) {
+  int lv = lvec_begin(c);
+  memcpy(c->m->lvec_const + 3 * lv, v, 3 * sizeof(double));
   return lv;
 }
 
-static int lvec_difference(mb_model* m, int a, int b) {
-  int lv = lvec_begin(m);
-  lvec_add_lvec(m, lv, a, 1);
-  lvec_add_lvec(m, lv, b, -1);
+static int lvec_difference(compiler* c, int a, int b) {
+  int lv = lvec_begin(c);
+  lvec_add_lvec(c, lv, a, 1);
+  lvec_add_lvec(c, lv, b, -1);
   return lv;
 }
 
-static int lvec_of_base(mb_model* m, const base_vec* v) {
-  double W[9];
+static int lvec_of_base(compiler* c, const base_vec* v) {
+  double W[9], dW[9];
   W_identity(1, W);
-  int lv = lvec_begin(m);
-  lvec_add_base(m, lv, v, W);
+  W_identity(0, dW);
+  int lv = lvec_begin(c);
+  lvec_add_base(c, lv, v, W, dW);
   return lv;
 }
 
 /* ---------------------------------------------------------------------------------------------
    constraints */
 
-static int add_con(compiler* c, int kind, int a0, int b0, int a1, int b1, double value, int func,
-                   const char* label) {
+static int add_con(compiler* c, int kind, int a0, int b0, int a1, int b1, double value,
+                   double dvalue, int func, const char* label) {
   mb_model* m = c->m;
   int i = m->ncon++;
   m->con_kind[i] = kind;
   int* lv = m->con_lvec + 4 * i;
   lv[0] = a0, lv[1] = b0, lv[2] = a1, lv[3] = b1;
   m->con_value[i] = value;
+  c->dm->con_value[i] = dvalue;
   m->con_func[i] = func;
   snprintf(m->con_label + MB_LABEL_LEN * i, MB_LABEL_LEN, "%s", label);
   return i;
@@ -713,7 +817,7 @@ static mb_status rigid_constraints(compiler* c, int b) {
   const body_base* bb = &c->base[b];
   const char* name = c->d->body[b].name;
   int lv[3];
-  for (int k = 0; k < bb->nvec; k++) lv[k] = lvec_of_base(m, &bb->vec[k]);
+  for (int k = 0; k < bb->nvec; k++) lv[k] = lvec_of_base(c, &bb->vec[k]);
   for (int i = 0; i < bb->nvec; i++)
     for (int j = i; j < bb->nvec; j++) {
       double value = mbu_dot3(bb->vec[i].v, bb->vec[j].v);
@@ -752,7 +856,8 @@ static mb_status rigid_constraints(compiler* c, int b) {
       }
       char label[MB_LABEL_LEN];
       snprintf(label, sizeof label, "the rigidity of body %s", name);
-      add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, -1, label);
+      double dvalue = mbu_dot3(bb->vec[i].dv, bb->vec[j].v) + mbu_dot3(bb->vec[i].v, bb->vec[j].dv);
+      add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, dvalue, -1, label);
     }
   return MB_OK;
 }
@@ -768,11 +873,12 @@ static mb_status extra_element_constraints(compiler* c, int b) {
       if (bb->vec[k].e == e) in_base = 1;
     if (in_base) continue;
     int is_point = m->elem_kind[e] == MB_ELEM_POINT;
-    double W[9];
+    double W[9], dW[9];
     W_identity(1, W);
-    int lv = lvec_begin(m);
-    lvec_add_elem(m, lv, e, W);
-    lvec_add_body_map(c, lv, b, is_point, bb->att[i].local, -1);
+    W_identity(0, dW);
+    int lv = lvec_begin(c);
+    lvec_add_elem(c, lv, e, W, dW);
+    lvec_add_body_map(c, lv, b, is_point, bb->att[i].local, bb->att[i].dlocal, -1);
     if (lvec_is_constant(m, lv)) {
       if (mbu_norm3(m->lvec_const + 3 * lv) > 1e-6)
         return mb_error_set(c->err, MB_ERR_MODEL,
@@ -783,7 +889,7 @@ static mb_status extra_element_constraints(compiler* c, int b) {
     }
     char label[MB_LABEL_LEN];
     snprintf(label, sizeof label, "the markers of body %s", name);
-    for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, -1, label);
+    for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, 0, -1, label);
   }
   return MB_OK;
 }
@@ -806,7 +912,7 @@ static void joint_measures(compiler* c, int j) {
   if (has_angle) meas[0] = x2, meas[1] = m->marker_third[mk1], meas[2] = x1;
   /* translation: (r2 - r1) . z1 */
   if (has_translation) {
-    meas[3] = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
+    meas[3] = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
     meas[4] = m->marker_axis[mk1];
   }
 }
@@ -821,22 +927,22 @@ static void joint_constraints(compiler* c, int j) {
   int rel = -1;
   switch (jd->type) {
     case MB_JOINT_UNIVERSAL:
-      add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_axis[mk2], -1, -1, 0, -1, label);
+      add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_axis[mk2], -1, -1, 0, 0, -1, label);
       break;
     case MB_JOINT_CYLINDRICAL:
     case MB_JOINT_PRISMATIC:
       if (c->dim == 2) {
-        rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
-        add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, -1, label);
+        rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
+        add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, 0, -1, label);
         break;
       }
-      rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
-      add_con(c, MB_CON_DOT, rel, m->marker_ref[mk1], -1, -1, 0, -1, label);
-      add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, -1, label);
+      rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
+      add_con(c, MB_CON_DOT, rel, m->marker_ref[mk1], -1, -1, 0, 0, -1, label);
+      add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, 0, -1, label);
       break;
     case MB_JOINT_PLANAR:
-      rel = lvec_difference(m, m->marker_point[mk2], m->marker_point[mk1]);
-      add_con(c, MB_CON_DOT, rel, m->marker_axis[mk1], -1, -1, 0, -1, label);
+      rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
+      add_con(c, MB_CON_DOT, rel, m->marker_axis[mk1], -1, -1, 0, 0, -1, label);
       break;
     default:
       break; /* revolute, spherical, fixed: expressed entirely by shared elements */
@@ -865,11 +971,16 @@ static int add_func(compiler* c, const mb_func_desc* f) {
   m->func_adr[i] = m->nfuncdata;
   m->func_num[i] = n;
   double* data = m->func_data + m->nfuncdata;
-  for (int k = 0; k < n; k++) data[k] = f->coef[k].value;
+  double* ddata = c->dm->func_data + m->nfuncdata;
+  for (int k = 0; k < n; k++) data[k] = f->coef[k].value, ddata[k] = dval(c, f->coef[k]);
   if (f->type == MB_FUNC_TABLE) {
+    /* the spline is linear in the values: its derivative is the spline of their derivatives */
     memcpy(data + n, f->time, n * sizeof(double));
     double* work = malloc(2 * n * sizeof(double));
-    if (work) mbu_spline_setup(n, data + n, data, data + 2 * n, work);
+    if (work) {
+      mbu_spline_setup(n, data + n, data, data + 2 * n, work);
+      mbu_spline_setup(n, data + n, ddata, ddata + 2 * n, work);
+    }
     free(work);
     m->nfuncdata += 3 * n;
   } else {
@@ -885,34 +996,54 @@ static int func_storage(const mb_func_desc* f) {
 /* ---------------------------------------------------------------------------------------------
    mass matrix and gravity */
 
-static void body_inertia(compiler* c, int b) {
-  mb_model* m = c->m;
-  const mb_body_desc* bd = &c->d->body[b];
-  const double mass = bd->mass.value;
-  const double g[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
-  /* second moment about the centre of mass, S = tr(I)/2 Id - I (planar: Izz/2 per axis) */
-  double S[3][3] = {{0}};
-  if (c->dim == 2) {
-    S[0][0] = S[1][1] = bd->inertia[2].value / 2;
-  } else {
-    const double Ixx = bd->inertia[0].value, Iyy = bd->inertia[1].value;
-    const double Izz = bd->inertia[2].value, Ixy = bd->inertia[3].value;
-    const double Ixz = bd->inertia[4].value, Iyz = bd->inertia[5].value;
-    double half = (Ixx + Iyy + Izz) / 2;
-    S[0][0] = half - Ixx, S[1][1] = half - Iyy, S[2][2] = half - Izz;
-    S[0][1] = S[1][0] = -Ixy, S[0][2] = S[2][0] = -Ixz, S[1][2] = S[2][1] = -Iyz;
+/* M += s J_a^T J_b and, in the tangent model, dM += ds J_a^T J_b + s (dJ_a^T J_b + J_a^T dJ_b). */
+static void add_mass_form(compiler* c, int a, int b, double s, double ds) {
+  mb_model *m = c->m, *dm = c->dm;
+  mb_lvec_add_jtgj2(m, a, m, b, s, NULL, m->mass);
+  mb_lvec_add_jtgj2(m, a, m, b, ds, NULL, dm->mass);
+  mb_lvec_add_jtgj2(dm, a, m, b, s, NULL, dm->mass);
+  mb_lvec_add_jtgj2(m, a, dm, b, s, NULL, dm->mass);
+}
+
+/* Second moment about the centre of mass from the inertia tensor, S = tr(I)/2 Id - I (planar:
+   Izz/2 on each axis), with the derivatives of the inertia entries in dI. */
+static void second_moment(int dim, const double* I, double (*S)[3]) {
+  memset(S, 0, 9 * sizeof(double));
+  if (dim == 2) {
+    S[0][0] = S[1][1] = I[2] / 2;
+    return;
   }
+  double half = (I[0] + I[1] + I[2]) / 2;
+  S[0][0] = half - I[0], S[1][1] = half - I[1], S[2][2] = half - I[2];
+  S[0][1] = S[1][0] = -I[3], S[0][2] = S[2][0] = -I[4], S[1][2] = S[2][1] = -I[5];
+}
+
+static void body_inertia(compiler* c, int b) {
+  mb_model *m = c->m, *dm = c->dm;
+  const mb_body_desc* bd = &c->d->body[b];
+  const double mass = bd->mass.value, dmass = dval(c, bd->mass);
+  double g[3], dg[3], I[6], dI[6], S[3][3], dS[3][3];
+  for (int k = 0; k < 3; k++) g[k] = bd->com[k].value, dg[k] = dval(c, bd->com[k]);
+  for (int k = 0; k < 6; k++) I[k] = bd->inertia[k].value, dI[k] = dval(c, bd->inertia[k]);
+  second_moment(c->dim, I, S);
+  second_moment(c->dim, dI, dS); /* linear in the inertia entries */
   /* r(p) = O + sum_k p_k E_k: M += integral of J(p)^T J(p) dm over the body */
   const int O = m->body_origin[b];
   const int* E = m->body_axes + 3 * b;
-  mb_lvec_add_jtgj(m, O, O, mass, NULL, m->mass);
+  add_mass_form(c, O, O, mass, dmass);
   for (int k = 0; k < c->dim; k++) {
-    mb_lvec_add_jtgj(m, O, E[k], mass * g[k], NULL, m->mass);
-    mb_lvec_add_jtgj(m, E[k], O, mass * g[k], NULL, m->mass);
+    double mg = mass * g[k], dmg = dmass * g[k] + mass * dg[k];
+    add_mass_form(c, O, E[k], mg, dmg);
+    add_mass_form(c, E[k], O, mg, dmg);
     for (int l = 0; l < c->dim; l++)
-      mb_lvec_add_jtgj(m, E[k], E[l], mass * g[k] * g[l] + S[k][l], NULL, m->mass);
+      add_mass_form(c, E[k], E[l], mg * g[l] + S[k][l], dmg * g[l] + mg * dg[l] + dS[k][l]);
   }
-  mb_lvec_add_jtw(m, m->body_com[b], mass, m->gravity, m->gravity_force);
+  /* gravity: Q += m J_com^T g */
+  const int G = m->body_com[b];
+  mb_lvec_add_jtw(m, G, mass, m->gravity, m->gravity_force);
+  mb_lvec_add_jtw(m, G, dmass, m->gravity, dm->gravity_force);
+  mb_lvec_add_jtw(dm, G, mass, m->gravity, dm->gravity_force);
+  mb_lvec_add_jtw(m, G, mass, dm->gravity, dm->gravity_force);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -982,6 +1113,40 @@ static void sensor_setup(compiler* c) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+   functionals */
+
+static mb_status functional_setup(compiler* c) {
+  mb_model* m = c->m;
+  for (int f = 0; f < c->d->nfunctional; f++) {
+    const mb_functional_desc* fd = &c->d->functional[f];
+    snprintf(m->functional_name + MB_NAME_LEN * f, MB_NAME_LEN, "%s", fd->name);
+    for (int j = 0; j < fd->nterm; j++) {
+      const mb_fterm_desc* term = &fd->term[j];
+      int col = -1;
+      for (int k = 0; k < m->nout && col < 0; k++)
+        if (!strcmp(m->out_name + MB_LABEL_LEN * k, term->output)) col = k;
+      if (col < 0)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "functionals[%d] (%s): no output column \"%s\" (declare it in "
+                            "\"outputs\"; vector outputs have columns name.x, name.y, ...)",
+                            f, fd->name, term->output);
+      int i = m->nfterm++;
+      m->fterm_functional[i] = f;
+      m->fterm_column[i] = col;
+      m->fterm_shape[i] = term->shape;
+      m->fterm_final[i] = term->final;
+      m->fterm_weight[i] = term->weight.value;
+      m->fterm_eps[i] = term->epsilon.value;
+      c->dm->fterm_weight[i] = dval(c, term->weight);
+      c->dm->fterm_eps[i] = dval(c, term->epsilon);
+      m->fterm_ref[i] = term->has_reference ? add_func(c, &term->reference) : -1;
+    }
+  }
+  m->nfunctional = c->d->nfunctional;
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
    the compiler */
 
 static caps model_caps(const compiler* c, int nq) {
@@ -1010,50 +1175,59 @@ static caps model_caps(const compiler* c, int nq) {
     for (int j = 0; j < 3; j++) k.nfuncdata += func_storage(&d->force[i].func[j]);
   k.nout = 0;
   for (int i = 0; i < d->nsensor; i++) k.nout += sensor_columns(d->dim, &d->sensor[i]);
+  k.nfunctional = d->nfunctional;
+  for (int f = 0; f < d->nfunctional; f++)
+    for (int j = 0; j < d->functional[f].nterm; j++) {
+      const mb_fterm_desc* term = &d->functional[f].term[j];
+      k.nfterm++;
+      if (term->has_reference) k.nfunc++, k.nfuncdata += func_storage(&term->reference);
+    }
   return k;
 }
 
 static mb_status build_model(compiler* c) {
   const mb_desc* d = c->d;
-  mb_model* m = c->m;
+  mb_model *m = c->m, *dm = c->dm;
   mb_status st;
+  for (int r = 0; r < 3; r++) dm->gravity[r] = r < c->dim ? dval(c, d->gravity[r]) : 0;
 
   /* constants: global unit vectors */
   for (int r = 0; r < 3; r++) {
     double e[3] = {0, 0, 0};
     e[r] = 1;
-    c->ex[r] = lvec_constant(m, e);
+    c->ex[r] = lvec_constant(c, e);
   }
 
-  /* markers */
+  /* markers: points may depend on parameters, directions do not */
   for (int i = 0; i < c->nmk; i++) {
     const marker_frame* f = &c->mk[i];
     m->marker_body[i] = f->body;
-    m->marker_point[i] = lvec_body_map(c, f->body, 1, f->p);
+    m->marker_point[i] = lvec_body_map(c, f->body, 1, f->p, f->dp);
     if (c->dim == 2) {
-      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->x);
+      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->x, zero3);
       m->marker_ref[i] = -1;
-      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y);
+      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y, zero3);
     } else {
-      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->z);
-      m->marker_ref[i] = lvec_body_map(c, f->body, 0, f->x);
-      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y);
+      m->marker_axis[i] = lvec_body_map(c, f->body, 0, f->z, zero3);
+      m->marker_ref[i] = lvec_body_map(c, f->body, 0, f->x, zero3);
+      m->marker_third[i] = lvec_body_map(c, f->body, 0, f->y, zero3);
     }
   }
 
   /* bodies: frame, centre of mass, rigid and extra-element constraints, inertia */
   for (int b = 0; b < d->nbody; b++) {
     const mb_body_desc* bd = &d->body[b];
-    const double origin[3] = {0, 0, 0};
-    m->body_origin[b] = lvec_body_map(c, b, 1, origin);
+    m->body_origin[b] = lvec_body_map(c, b, 1, zero3, zero3);
     for (int k = 0; k < 3; k++) {
       double e[3] = {0, 0, 0};
       e[k] = 1;
-      m->body_axes[3 * b + k] = k < c->dim ? lvec_body_map(c, b, 0, e) : -1;
+      m->body_axes[3 * b + k] = k < c->dim ? lvec_body_map(c, b, 0, e, zero3) : -1;
     }
     const double com[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
-    m->body_com[b] = lvec_body_map(c, b, 1, com);
+    const double dcom[3] = {dval(c, bd->com[0]), dval(c, bd->com[1]), dval(c, bd->com[2])};
+    m->body_com[b] = lvec_body_map(c, b, 1, com, dcom);
     m->body_mass[b] = bd->mass.value;
+    dm->body_mass[b] = dval(c, bd->mass);
     snprintf(m->body_name + MB_NAME_LEN * b, MB_NAME_LEN, "%s", bd->name);
     if ((st = rigid_constraints(c, b)) != MB_OK) return st;
     if ((st = extra_element_constraints(c, b)) != MB_OK) return st;
@@ -1075,7 +1249,7 @@ static mb_status build_model(compiler* c) {
     int kind = measure_constraint(m, dr->joint, dr->coord, lv);
     char label[MB_LABEL_LEN];
     snprintf(label, sizeof label, "driver %s", dr->name);
-    add_con(c, kind, lv[0], lv[1], lv[2], lv[3], 0, add_func(c, &dr->func), label);
+    add_con(c, kind, lv[0], lv[1], lv[2], lv[3], 0, 0, add_func(c, &dr->func), label);
   }
 
   /* prescribed initial coordinates */
@@ -1101,6 +1275,8 @@ static mb_status build_model(compiler* c) {
     m->pres_value[i] = p->value.value;
     m->pres_has_rate[i] = p->has_rate;
     m->pres_rate[i] = p->rate.value;
+    dm->pres_value[i] = dval(c, p->value);
+    dm->pres_rate[i] = dval(c, p->rate);
   }
   m->npres = d->nprescribe;
 
@@ -1119,6 +1295,10 @@ static mb_status build_model(compiler* c) {
       m->force_c[i] = f->damping.value;
       m->force_l0[i] = f->natural_length.value;
       m->force_f0[i] = f->force.value;
+      dm->force_k[i] = dval(c, f->stiffness);
+      dm->force_c[i] = dval(c, f->damping);
+      dm->force_l0[i] = dval(c, f->natural_length);
+      dm->force_f0[i] = dval(c, f->force);
       continue;
     }
     if (f->type == MB_FORCE_POINT)
@@ -1129,11 +1309,28 @@ static mb_status build_model(compiler* c) {
   }
 
   sensor_setup(c);
-  return MB_OK;
+  return functional_setup(c);
 }
 
-mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
+/* The tangent model shares the model's sizes and integer arrays. */
+static void copy_structure(const mb_model* m, mb_model* dm, caps c) {
+#define MB_COPY_STRUCTURE(type, name, count) \
+  if (sizeof(type) != sizeof(double)) memcpy(dm->name, m->name, sizeof(type) * (size_t)(count));
+  MB_MODEL_ARRAYS(MB_COPY_STRUCTURE)
+#undef MB_COPY_STRUCTURE
+  dm->dim = m->dim, dm->nq = m->nq, dm->ncon = m->ncon, dm->nelem = m->nelem;
+  dm->nlvec = m->nlvec, dm->nterm = m->nterm, dm->nbody = m->nbody, dm->nmarker = m->nmarker;
+  dm->njoint = m->njoint, dm->nforce = m->nforce, dm->nfunc = m->nfunc;
+  dm->nfuncdata = m->nfuncdata, dm->npres = m->npres, dm->nsensor = m->nsensor;
+  dm->nout = m->nout, dm->nfunctional = m->nfunctional, dm->nfterm = m->nfterm;
+  dm->opt = m->opt;
+}
+
+/* Compiles d; with seed >= 0 also the tangent model with respect to parameter `seed`. */
+static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** dout,
+                         mb_error* err) {
   *out = NULL;
+  if (dout) *dout = NULL;
   mb_error_clear(err);
   if (!d || (d->dim != 2 && d->dim != 3) || d->nbody < 1)
     return mb_error_set(err, MB_ERR_ARGUMENT,
@@ -1144,6 +1341,7 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
   c.d = d;
   c.err = err;
   c.dim = d->dim;
+  c.seed = seed;
   mb_status st = MB_ERR_MEMORY;
 
   /* markers, ground first */
@@ -1176,7 +1374,8 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
   for (int i = 0; i < 3 * c.nmk; i++) {
     int b = c.mk[i / 3].body;
     if (!c.active[i] || b < 0) continue;
-    if ((st = body_attach(&c, b, c.node_elem[i], node_local(&c, i))) != MB_OK) goto fail;
+    if ((st = body_attach(&c, b, c.node_elem[i], node_local(&c, i), node_dlocal(&c, i))) != MB_OK)
+      goto fail;
   }
   for (int b = 0; b < d->nbody; b++)
     if ((st = choose_base(&c, b)) != MB_OK) goto fail;
@@ -1194,14 +1393,15 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
   k.nelem = c.nelem;
   c.keys = calloc(k.ncon + 1, sizeof *c.keys);
   c.m = model_alloc(k);
-  if (!c.m || !c.keys) {
+  c.dm = model_alloc(k);
+  if (!c.m || !c.dm || !c.keys) {
     free(qadr);
     st = MB_ERR_MEMORY;
     goto fail;
   }
   mb_model* m = c.m;
-  m->dim = c.dim;
-  m->nq = nq;
+  m->dim = c.dm->dim = c.dim;
+  m->nq = c.dm->nq = nq;
   m->nelem = c.nelem;
   m->nbody = d->nbody;
   m->nmarker = c.nmk;
@@ -1214,6 +1414,7 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
     m->elem_kind[e] = c.elem_kind[e];
     m->elem_qadr[e] = qadr[e];
     memcpy(m->elem_q0 + 3 * e, c.elem_val + 3 * e, 3 * sizeof(double));
+    if (c.elem_fixed[e]) memcpy(c.dm->elem_q0 + 3 * e, c.elem_dval + 3 * e, 3 * sizeof(double));
   }
   free(qadr);
   if ((st = build_model(&c)) != MB_OK) goto fail;
@@ -1221,14 +1422,17 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
     st = mb_error_set(err, MB_ERR_MODEL, "model: internal capacity exceeded");
     goto fail;
   }
+  copy_structure(c.m, c.dm, k);
   *out = c.m;
   c.m = NULL;
+  if (dout) *dout = c.dm, c.dm = NULL;
   st = MB_OK;
 
 fail:
   if (st == MB_ERR_MEMORY && err && err->status == MB_OK)
     mb_error_set(err, MB_ERR_MEMORY, "model: out of memory while compiling");
   mb_model_free(c.m);
+  mb_model_free(c.dm);
   if (c.base)
     for (int b = 0; b < d->nbody; b++) free(c.base[b].att);
   free(c.base);
@@ -1242,5 +1446,53 @@ fail:
   free(c.elem_kind);
   free(c.elem_fixed);
   free(c.elem_val);
+  free(c.elem_dval);
+  return st;
+}
+
+mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
+  return compile(d, -1, out, NULL, err);
+}
+
+/* 1 when parameter p is bound to a marker direction (not differentiable by this compiler). */
+static int binds_direction(const mb_desc* d, int p, char* where, size_t len) {
+  for (int b = -1; b < d->nbody; b++) {
+    int n = b < 0 ? d->nground_marker : d->body[b].nmarker;
+    const mb_marker_desc* mk = b < 0 ? d->ground_marker : d->body[b].marker;
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < 3; k++)
+        if ((mk[i].has_axis && mk[i].axis[k].param == p) ||
+            (mk[i].has_ref && mk[i].ref[k].param == p)) {
+          snprintf(where, len, "%s.%s", b < 0 ? "ground" : d->body[b].name, mk[i].name);
+          return 1;
+        }
+  }
+  return 0;
+}
+
+mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_model** dm,
+                            mb_error* err) {
+  *dm = NULL;
+  if (param < 0 || param >= d->nparam)
+    return mb_error_set(err, MB_ERR_ARGUMENT, "parameter index %d out of range", param);
+  char where[2 * MB_NAME_LEN + 2];
+  if (binds_direction(d, param, where, sizeof where))
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "parameters.%s: bound to a direction of marker %s; marker axes and "
+                        "reference directions cannot be differentiated",
+                        d->param_name[param], where);
+  mb_model* again = NULL;
+  mb_status st = compile(d, param, &again, dm, err);
+  if (st != MB_OK) return st;
+  /* the layout must not depend on parameter values: same sizes as the model given */
+  if (again->nq != m->nq || again->nlvec != m->nlvec || again->nterm != m->nterm ||
+      again->ncon != m->ncon) {
+    mb_model_free(*dm);
+    *dm = NULL;
+    st = mb_error_set(err, MB_ERR_ARGUMENT,
+                      "tangent model: the description no longer matches "
+                      "the compiled model");
+  }
+  mb_model_free(again);
   return st;
 }

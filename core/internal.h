@@ -29,8 +29,18 @@ void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, doubl
    (NULL means the identity). */
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A);
 
+/* The same with J_a taken from model ma and J_b from model mb (a model or its tangent model, which
+   share their layout): A += s J_a^T G J_b. */
+void mb_lvec_add_jtgj2(const mb_model* ma, int a, const mb_model* mb, int b, double s,
+                       const double* G, double* A);
+
 /* time functions (timefunc.c): spline second derivatives for a table of n samples */
 void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, double* work);
+
+/* Derivative of time function f at t with respect to the parameter of tangent model dm: of its
+   value, rate and acceleration (each may be NULL). */
+void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,
+                    double* rate, double* accel);
 
 /* constraints (constraints.c) */
 
@@ -62,6 +72,21 @@ double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tens
 
 /* Power of the non-conservative forces (dampers, actuators, external loads), W. */
 double mb_nonconservative_power(const mb_model* m, const mb_data* d);
+
+/* sensors (sensors.c): raw values of sensor i at the state of d into v (3; angles not unwrapped,
+   all components even when the sensor selects one); returns their number and sets *angle to 1
+   when they are angles (unwrapped by mb_sensors) */
+int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle);
+
+/* output partials (sensor_partials.c): output column col at the state of d, angles unwrapped to
+   the branch nearest d->out[col]; adds s times its partial derivatives with respect to q, qd and
+   qdd to dq, dqd, dqdd (each nq, may be NULL). No scratch memory. */
+double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
+                               double* dqd, double* dqdd);
+
+/* functionals (functionals.c): the integrand g (final = 0) or the final value w (final = 1) of
+   functional f at the state of d (the value of mbd_functional_partials, without derivatives) */
+double mb_functional_value(const mb_model* m, const mb_data* d, int f, int final);
 
 /* integrator (ali3p.c): projects d->qd and d->qdd onto the velocity and acceleration constraint
    manifolds at d->q (seed 001, eqs. 6, 7), updating the violation statistics. */

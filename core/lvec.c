@@ -46,13 +46,18 @@ void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, doubl
 }
 
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A) {
-  const int dim = m->dim, nq = m->nq;
-  for (int ka = m->lvec_termadr[a], ea = ka + m->lvec_termnum[a]; ka < ea; ka++) {
-    const double* Wa = m->term_W + 9 * ka;
-    const int ia = m->term_qadr[ka];
-    for (int kb = m->lvec_termadr[b], eb = kb + m->lvec_termnum[b]; kb < eb; kb++) {
-      const double* Wb = m->term_W + 9 * kb;
-      const int ib = m->term_qadr[kb];
+  mb_lvec_add_jtgj2(m, a, m, b, s, G, A);
+}
+
+void mb_lvec_add_jtgj2(const mb_model* ma, int a, const mb_model* mb, int b, double s,
+                       const double* G, double* A) {
+  const int dim = ma->dim, nq = ma->nq;
+  for (int ka = ma->lvec_termadr[a], ea = ka + ma->lvec_termnum[a]; ka < ea; ka++) {
+    const double* Wa = ma->term_W + 9 * ka;
+    const int ia = ma->term_qadr[ka];
+    for (int kb = mb->lvec_termadr[b], eb = kb + mb->lvec_termnum[b]; kb < eb; kb++) {
+      const double* Wb = mb->term_W + 9 * kb;
+      const int ib = mb->term_qadr[kb];
       /* GWb = G Wb (dim x dim) */
       double GWb[9];
       for (int r = 0; r < dim; r++)

@@ -78,3 +78,39 @@ void mb_func_eval(const mb_model* m, int f, double t, double* value, double* rat
   if (rate) *rate = r;
   if (accel) *accel = a;
 }
+
+void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,
+                    double* rate, double* accel) {
+  const double* c = m->func_data + m->func_adr[f];
+  const double* dc = dm->func_data + m->func_adr[f];
+  const int n = m->func_num[f];
+  double v = 0, r = 0, a = 0;
+  switch ((mb_func_type)m->func_type[f]) {
+    case MB_FUNC_CONSTANT:
+      v = dc[0];
+      break;
+    case MB_FUNC_TABLE:
+      /* linear in the sample values: the same spline through their derivatives; times are fixed */
+      table_eval(n, dc, c + n, dc + 2 * n, t, &v, &r, &a);
+      break;
+    case MB_FUNC_POLYNOMIAL:
+      for (int k = n - 1; k >= 0; k--) {
+        a = a * t + 2 * r;
+        r = r * t + v;
+        v = v * t + dc[k];
+      }
+      break;
+    case MB_FUNC_HARMONIC: {
+      /* f = c0 + c1 sin(c2 t + c3) */
+      double arg = c[2] * t + c[3], darg = dc[2] * t + dc[3];
+      double S = sin(arg), C = cos(arg);
+      v = dc[0] + dc[1] * S + c[1] * C * darg;
+      r = dc[1] * c[2] * C + c[1] * dc[2] * C - c[1] * c[2] * S * darg;
+      a = -dc[1] * c[2] * c[2] * S - 2 * c[1] * c[2] * dc[2] * S - c[1] * c[2] * c[2] * C * darg;
+      break;
+    }
+  }
+  if (value) *value = v;
+  if (rate) *rate = r;
+  if (accel) *accel = a;
+}

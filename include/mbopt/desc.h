@@ -149,6 +149,31 @@ typedef struct mb_sensor_desc {
   int component; /* -1 for the whole vector */
 } mb_sensor_desc;
 
+typedef enum mb_shape {
+  MB_SHAPE_SQUARED_ERROR, /* weight (s - r(t))^2 */
+  MB_SHAPE_VALUE,         /* weight s */
+  MB_SHAPE_SMOOTH_ABS     /* weight (sqrt((s - r(t))^2 + epsilon^2) - epsilon) */
+} mb_shape;
+
+/* One term of a functional on an output column s: integrated over time (final = 0) or taken at
+   the final time (final = 1). */
+typedef struct mb_fterm_desc {
+  char output[MB_NAME_LEN + 8]; /* output column name: "x2", "v2.x", "ang.yaw" */
+  mb_shape shape;
+  mb_real weight; /* default 1 */
+  int has_reference;
+  mb_func_desc reference; /* r(t); default 0 */
+  mb_real epsilon;        /* smoothing of MB_SHAPE_SMOOTH_ABS; default 1e-6 */
+  int final;
+} mb_fterm_desc;
+
+/* psi = sum of final terms at t_F + integral from 0 to t_F of the sum of integral terms. */
+typedef struct mb_functional_desc {
+  char name[MB_NAME_LEN];
+  int nterm;
+  mb_fterm_desc* term; /* (nterm) */
+} mb_functional_desc;
+
 /* Integrator settings (seed 001, section 2). */
 typedef struct mb_settings {
   double t_end;              /* s */
@@ -192,6 +217,8 @@ typedef struct mb_desc {
   int nprescribe;
   mb_sensor_desc* sensor; /* (nsensor) */
   int nsensor;
+  mb_functional_desc* functional; /* (nfunctional) */
+  int nfunctional;
 
   mb_settings settings;
 } mb_desc;
@@ -206,6 +233,10 @@ mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err);
 
 /* The same from a JSON text held in memory; `source` names it in messages. */
 mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, mb_error* err);
+
+/* Sets parameter p to value: every scalar of d bound to it takes the value (d must be compiled
+   again for the change to reach a model). Out-of-range p is ignored. */
+void mb_desc_set_param(mb_desc* d, int p, double value);
 
 /* Index of a named parameter, or -1. */
 int mb_desc_param_index(const mb_desc* d, const char* name);

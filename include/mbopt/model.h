@@ -38,6 +38,8 @@ typedef struct mb_model {
   int npres; /* prescribed initial coordinates */
   int nsensor;
   int nout; /* scalar output columns of all sensors */
+  int nfunctional;
+  int nfterm; /* terms of all functionals */
 
   mb_settings opt; /* integrator settings */
   double gravity[3];
@@ -112,6 +114,16 @@ typedef struct mb_model {
   int* sensor_outadr;    /* (nsensor) first output column */
   int* sensor_outnum;    /* (nsensor) number of output columns */
   char* out_name;        /* (nout x MB_LABEL_LEN) column names */
+
+  /* functionals: terms on output columns */
+  int* fterm_functional; /* (nfterm) functional of the term */
+  int* fterm_column;     /* (nfterm) output column */
+  int* fterm_shape;      /* (nfterm) mb_shape */
+  int* fterm_final;      /* (nfterm) 1: at the final time, 0: integrated */
+  double* fterm_weight;  /* (nfterm) */
+  double* fterm_eps;     /* (nfterm) smoothing of MB_SHAPE_SMOOTH_ABS */
+  int* fterm_ref;        /* (nfterm) time function of the reference, -1: zero */
+  char* functional_name; /* (nfunctional x MB_NAME_LEN) */
 
   /* constant matrices */
   double* mass;          /* (nq x nq) mass matrix */

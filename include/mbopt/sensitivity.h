@@ -1,0 +1,39 @@
+/* Parameter derivatives of the model, functionals, and forward (direct differentiation)
+   sensitivity analysis of ALI3-P (seed 001, section 3). */
+#ifndef MBOPT_SENSITIVITY_H
+#define MBOPT_SENSITIVITY_H
+
+#include "mbopt/model.h"
+
+/* Tangent model: a model-shaped struct with the same sizes and integer arrays as m, whose real
+   arrays hold the partial derivatives of m's real arrays with respect to one parameter:
+   lvec_const, term_W, con_value, pres_value, pres_rate, force_k, force_c, force_l0, force_f0,
+   func_data, mass, gravity_force, gravity, body_mass, elem_q0 and fterm_weight, fterm_eps.
+   Because every linear vector is v = c + W q, mb_lvec_eval(dm, lv, q, v) gives the explicit
+   derivative dv/drho at fixed q, and mb_lvec_rate(dm, lv, qd, v) gives d(J qd)/drho.
+   Fails (MB_ERR_MODEL) when the parameter is bound to a quantity that cannot be differentiated
+   (a marker axis or reference direction). Free with mb_model_free. */
+mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_model** dm,
+                            mb_error* err);
+
+/* Output column `col` (0 <= col < m->nout) at the state of d, and its partial derivatives with
+   respect to q, qd and qdd (each nq, overwritten; each may be NULL). */
+double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,
+                           double* dqdd);
+
+/* Explicit partial derivative of output column `col` with respect to the parameter of tangent
+   model dm, at fixed q, qd, qdd. */
+double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col);
+
+/* Functionals psi = sum of final terms at t_F + integral over [0, t_F] of the integral terms.
+   The integrand g (final = 0) or the final value w (final = 1) of functional f at the state of d,
+   with partial derivatives with respect to q, qd, qdd (each nq, overwritten, may be NULL). */
+double mbd_functional_partials(const mb_model* m, const mb_data* d, int f, int final, double* dq,
+                               double* dqd, double* dqdd);
+
+/* Explicit partial derivative of g (final = 0) or w (final = 1) of functional f with respect to
+   the parameter of tangent model dm (through sensors, references and weights). */
+double mbd_functional_param(const mb_model* m, const mb_model* dm, const mb_data* d, int f,
+                            int final);
+
+#endif
