@@ -103,10 +103,21 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
   return MB_OK;
 }
 
+void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact) {
+  const int nq = m->nq, nc = m->ncon;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double bh2 = beta * h * h;
+  double* T = d->tangent;
+  for (size_t k = 0; k < (size_t)nq * nq; k++)
+    T[k] = m->mass[k] + gamma * h * d->damp[k] + bh2 * d->stiff[k];
+  mbu_add_gram(nc, nq, d->phiq, bh2 * m->opt.penalty, T);
+  if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
+}
+
 /* Builds the Newton residual (into r) and tangent matrix (into d->tangent) at the current q. */
 static void newton_system(const mb_model* m, mb_data* d, double* r) {
   const int nq = m->nq, nc = m->ncon;
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double h = m->opt.step, beta = m->opt.beta;
   const double alpha = m->opt.penalty, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
   mb_constraints(m, d);
@@ -116,12 +127,7 @@ static void newton_system(const mb_model* m, mb_data* d, double* r) {
   mbu_matvec(nq, m->mass, d->qdd, r);
   mbu_add_jtv(nc, nq, d->phiq, mult, 1, r);
   for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
-  /* tangent = M + gamma h C + beta h^2 (K + alpha Phi_q^T Phi_q [+ Phi_qq^T mult]) */
-  double* T = d->tangent;
-  for (size_t k = 0; k < (size_t)nq * nq; k++)
-    T[k] = m->mass[k] + gamma * h * d->damp[k] + bh2 * d->stiff[k];
-  mbu_add_gram(nc, nq, d->phiq, bh2 * alpha, T);
-  if (m->opt.exact_tangent) mb_constraints_add_hessian(m, d, mult, bh2, T);
+  mb_newton_matrix(m, d, mult, m->opt.exact_tangent);
 }
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
@@ -173,6 +179,8 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
                         "(|dq| = %.3g, |Phi| = %.3g); try a smaller step",
                         d->t, it, dq_norm, phi_norm);
   newmark_rates(m, d);
+  memcpy(d->qd_star, d->qd, sizeof(double) * nq);
+  memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
 
   /* projections of velocities and accelerations (eqs. 6, 7) */
   mb_status st = mb_project_state(m, d, err);

@@ -95,6 +95,34 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);
 /* Penalty used by the projections and the initial accelerations (well scaled to M). */
 double mb_projection_penalty(const mb_model* m, const double* phiq);
 
+/* sensitivity partials (sens_partials.c). Expression i is constraint i (i < ncon) or prescribed
+   coordinate i - ncon; prescribed angles are taken about their current value, so that their rows
+   are the angle's gradient. */
+
+/* Accumulates into the rows (each nq, may be NULL) Phi_q, d(dPhi/dt)/dq at fixed qd and
+   d(d2Phi/dt2)/dq at fixed qd, qdd of expression i at the state of d. d(d2Phi/dt2)/dqd is twice
+   the second row. */
+void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, double* phid_q,
+                   double* phidd_q);
+
+/* Explicit derivatives of Phi, dPhi/dt and d2Phi/dt2 of expression i with respect to the
+   parameter of tangent model dm, into out[0..2]. */
+void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* out);
+
+/* out (nq) += w d(Phi_q of expression i)^T / drho. */
+void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double w,
+                         double* out);
+
+/* A (nq x nq) += w times the Hessian of expression i. */
+void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A);
+
+/* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm. */
+void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d, double* dQ);
+
+/* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T Phi_q [+ Phi_qq^T mult when exact])
+   into d->tangent, from the constraints and forces already evaluated in d (ali3p.c). */
+void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact);
+
 /* dense linear algebra on row-major n x n matrices (linalg.c) */
 void mbu_matvec(int n, const double* A, const double* x, double* y);      /* y = A x */
 void mbu_add_gram(int nrow, int n, const double* J, double s, double* A); /* A += s J^T J */

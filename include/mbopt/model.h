@@ -160,6 +160,8 @@ typedef struct mb_data {
   double* lambda; /* (ncon) augmented Lagrangian multipliers */
   double* sigma;  /* (ncon) velocity projection multipliers */
   double* kappa;  /* (ncon) acceleration projection multipliers */
+  double* qd_star;  /* (nq) velocities of the last step before their projection */
+  double* qdd_star; /* (nq) accelerations of the last step before their projection */
 
   /* evaluated quantities at the current state */
   double* phi;       /* (ncon) */

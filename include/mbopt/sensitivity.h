@@ -36,4 +36,11 @@ double mbd_functional_partials(const mb_model* m, const mb_data* d, int f, int f
 double mbd_functional_param(const mb_model* m, const mb_model* dm, const mb_data* d, int f,
                             int final);
 
+/* Forward sensitivity: assembles and integrates m (compiled from desc) with ALI3-P and returns
+   the functionals psi (m->nfunctional) and, when grad is not NULL, their gradients with respect to
+   every parameter of desc (grad: nfunctional x desc->nparam, row-major), by direct
+   differentiation of the discrete scheme including the projections and the initial assembly. */
+mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
+                      mb_error* err);
+
 #endif
