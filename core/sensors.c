@@ -59,64 +59,72 @@ static void body_angles(const mb_model* m, const mb_data* d, int body, double* o
   out[2] = atan2(ey[2], ez[2]);
 }
 
+int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle) {
+  const int* ref = m->sensor_ref + 2 * i;
+  int nv = 1;
+  v[0] = v[1] = v[2] = 0;
+  *angle = 0;
+  switch ((mb_sensor_type)m->sensor_type[i]) {
+    case MB_SENSOR_POINT_POSITION:
+      mb_lvec_eval(m, m->marker_point[ref[0]], d->q, v), nv = m->dim;
+      break;
+    case MB_SENSOR_POINT_VELOCITY:
+      mb_lvec_rate(m, m->marker_point[ref[0]], d->qd, v), nv = m->dim;
+      break;
+    case MB_SENSOR_POINT_ACCELERATION:
+      mb_lvec_rate(m, m->marker_point[ref[0]], d->qdd, v), nv = m->dim;
+      break;
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+      mb_body_angular_velocity(m, ref[0], d->q, d->qd, v);
+      if (m->dim == 2) v[0] = v[2];
+      nv = m->dim == 2 ? 1 : 3;
+      break;
+    case MB_SENSOR_BODY_ANGLES:
+      body_angles(m, d, ref[0], v);
+      nv = m->dim == 2 ? 1 : 3;
+      *angle = 1;
+      break;
+    case MB_SENSOR_JOINT_COORDINATE:
+    case MB_SENSOR_JOINT_RATE: {
+      double value, rate;
+      joint_value(m, d, ref[0], ref[1], &value, &rate);
+      if (m->sensor_type[i] == MB_SENSOR_JOINT_RATE)
+        v[0] = rate;
+      else
+        v[0] = value, *angle = ref[1] == MB_COORD_ANGLE;
+      break;
+    }
+    case MB_SENSOR_SPRING_LENGTH:
+      v[0] = mb_spring_length(m, d, ref[0], NULL);
+      break;
+    case MB_SENSOR_SPRING_FORCE:
+      mb_spring_length(m, d, ref[0], &v[0]);
+      break;
+    case MB_SENSOR_KINETIC_ENERGY:
+      mb_energy(m, d, &v[0], NULL, NULL);
+      break;
+    case MB_SENSOR_GRAVITY_ENERGY:
+      mb_energy(m, d, NULL, &v[0], NULL);
+      break;
+    case MB_SENSOR_ELASTIC_ENERGY:
+      mb_energy(m, d, NULL, NULL, &v[0]);
+      break;
+    case MB_SENSOR_TOTAL_ENERGY: {
+      double T, Vg, Ve;
+      mb_energy(m, d, &T, &Vg, &Ve);
+      v[0] = T + Vg + Ve;
+      break;
+    }
+  }
+  return nv;
+}
+
 void mb_sensors(const mb_model* m, mb_data* d) {
   for (int i = 0; i < m->nsensor; i++) {
-    const int* ref = m->sensor_ref + 2 * i;
     const int comp = m->sensor_component[i];
-    double v[3] = {0, 0, 0};
-    int nv = 1, angle = 0;
-    switch ((mb_sensor_type)m->sensor_type[i]) {
-      case MB_SENSOR_POINT_POSITION:
-        mb_lvec_eval(m, m->marker_point[ref[0]], d->q, v), nv = m->dim;
-        break;
-      case MB_SENSOR_POINT_VELOCITY:
-        mb_lvec_rate(m, m->marker_point[ref[0]], d->qd, v), nv = m->dim;
-        break;
-      case MB_SENSOR_POINT_ACCELERATION:
-        mb_lvec_rate(m, m->marker_point[ref[0]], d->qdd, v), nv = m->dim;
-        break;
-      case MB_SENSOR_BODY_ANGULAR_VELOCITY:
-        mb_body_angular_velocity(m, ref[0], d->q, d->qd, v);
-        if (m->dim == 2) v[0] = v[2];
-        nv = m->dim == 2 ? 1 : 3;
-        break;
-      case MB_SENSOR_BODY_ANGLES:
-        body_angles(m, d, ref[0], v);
-        nv = m->dim == 2 ? 1 : 3;
-        angle = 1;
-        break;
-      case MB_SENSOR_JOINT_COORDINATE:
-      case MB_SENSOR_JOINT_RATE: {
-        double value, rate;
-        joint_value(m, d, ref[0], ref[1], &value, &rate);
-        if (m->sensor_type[i] == MB_SENSOR_JOINT_RATE)
-          v[0] = rate;
-        else
-          v[0] = value, angle = ref[1] == MB_COORD_ANGLE;
-        break;
-      }
-      case MB_SENSOR_SPRING_LENGTH:
-        v[0] = mb_spring_length(m, d, ref[0], NULL);
-        break;
-      case MB_SENSOR_SPRING_FORCE:
-        mb_spring_length(m, d, ref[0], &v[0]);
-        break;
-      case MB_SENSOR_KINETIC_ENERGY:
-        mb_energy(m, d, &v[0], NULL, NULL);
-        break;
-      case MB_SENSOR_GRAVITY_ENERGY:
-        mb_energy(m, d, NULL, &v[0], NULL);
-        break;
-      case MB_SENSOR_ELASTIC_ENERGY:
-        mb_energy(m, d, NULL, NULL, &v[0]);
-        break;
-      case MB_SENSOR_TOTAL_ENERGY: {
-        double T, Vg, Ve;
-        mb_energy(m, d, &T, &Vg, &Ve);
-        v[0] = T + Vg + Ve;
-        break;
-      }
-    }
+    double v[3];
+    int angle;
+    const int nv = mb_sensor_eval(m, d, i, v, &angle);
     if (angle)
       for (int k = 0; k < nv; k++) v[k] = unwrap(d, 3 * i + k, v[k]);
     double* out = d->out + m->sensor_outadr[i];

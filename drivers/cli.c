@@ -1,10 +1,13 @@
 /* Shared pieces of the mbopt command line. */
 #include "cli.h"
 
+#include "mbopt/sensitivity.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +73,30 @@ int cli_compile(const char* path, const mb_desc* d, mb_model** m) {
     return cli_exit_code(st);
   }
   return CLI_OK;
+}
+
+mb_status cli_functionals(const mb_desc* d, const mb_model* m, double* psi, double* grad) {
+  mb_data* data = mb_data_create(m);
+  if (!data) {
+    cli_error("out of memory");
+    return MB_ERR_MEMORY;
+  }
+  mb_error err;
+  mb_error_clear(&err);
+  mb_status st = mbd_forward(d, m, data, psi, grad, &err);
+  if (st != MB_OK) cli_error("%s", err.message[0] ? err.message : mb_status_str(st));
+  mb_data_free(data);
+  return st;
+}
+
+int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end) {
+  const char* a = argv[*i];
+  const char* next = *i + 1 < argc ? argv[*i + 1] : NULL;
+  double* target = !strcmp(a, "--step") ? step : !strcmp(a, "--t-end") ? t_end : NULL;
+  if (!target) return 0;
+  if (!cli_parse_positive(a, next, target)) return -1;
+  (*i)++;
+  return 1;
 }
 
 double cli_now(void) {

@@ -3,5 +3,8 @@
 #define MBOPT_COMMANDS_H
 
 int cmd_simulate(int argc, char** argv);
+int cmd_gradient(int argc, char** argv);
+int cmd_check(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 #endif

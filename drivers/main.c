@@ -13,6 +13,9 @@ typedef struct command {
 
 static const command commands[] = {
     {"simulate", cmd_simulate, "integrate a model with ALI3-P and write its outputs"},
+    {"gradient", cmd_gradient, "functionals and their exact gradients (forward sensitivity)"},
+    {"check", cmd_check, "analytic gradient against central finite differences"},
+    {"bench", cmd_bench, "time a simulation, the gradient and finite differences side by side"},
 };
 
 static void usage(FILE* out) {

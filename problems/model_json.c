@@ -1305,12 +1305,109 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
   return MB_OK;
 }
 
+/* functional term shapes, in mb_shape order */
+static const char* const shape_name[] = {"squared_error", "value", "smooth_abs"};
+
+/* one term of a functional: an output column, its shape, weight, reference and smoothing */
+static mb_status read_fterm(json_ctx* c, const cJSON* e, const char* path, int final,
+                            mb_fterm_desc* t) {
+  static const char* const keys[] = {"output", "shape", "weight", "reference", "epsilon", NULL};
+  char sub[PATH_LEN];
+  const char *output, *shape;
+  t->final = final;
+  TRY(expect_object(c, e, path));
+  TRY(check_keys(c, e, path, keys));
+
+  /* the output column: the compiler resolves the name ("x2", "v2.x"), here it must only fit */
+  path_key(sub, path, "output");
+  TRY(member_string(c, e, path, "output", 1, &output));
+  if (!output[0]) return fail(c, sub, "must not be empty");
+  if (strlen(output) > sizeof t->output - 1)
+    return fail(c, sub, "output column \"%.24s...\" is longer than %d characters", output,
+                (int)sizeof t->output - 1);
+  strcpy(t->output, output);
+
+  /* the shape, then what it uses */
+  path_key(sub, path, "shape");
+  TRY(member_string(c, e, path, "shape", 0, &shape));
+  t->shape = MB_SHAPE_SQUARED_ERROR;
+  if (shape) {
+    int k = component_index(shape, shape_name, 3);
+    if (k < 0)
+      return fail(c, sub, "unknown shape \"%.64s\" (squared_error, value or smooth_abs)", shape);
+    t->shape = (mb_shape)k;
+  }
+  TRY(member_real(c, e, path, "weight", 0, 1, &t->weight));
+  TRY(member_real(c, e, path, "epsilon", 0, 1e-6, &t->epsilon));
+  TRY(check_min(c, path, "epsilon", t->epsilon.value, 1));
+  if (get(e, "epsilon") && t->shape != MB_SHAPE_SMOOTH_ABS) {
+    path_key(sub, path, "epsilon");
+    return fail(c, sub, "used only by the shape \"smooth_abs\" (this term is \"%s\")",
+                shape_name[t->shape]);
+  }
+  path_key(sub, path, "reference");
+  if (get(e, "reference")) {
+    if (t->shape == MB_SHAPE_VALUE)
+      return fail(c, sub,
+                  "the shape \"value\" has no reference (use \"squared_error\" or "
+                  "\"smooth_abs\")");
+    TRY(read_func(c, get(e, "reference"), sub, &t->reference));
+    t->has_reference = 1;
+  }
+  return MB_OK;
+}
+
+static mb_status read_functionals(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name", "integral", "final", NULL};
+  static const char* const kinds[] = {"integral", "final"};
+  char path[PATH_LEN], sub[PATH_LEN], sub2[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "functionals", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->functional, cJSON_GetArraySize(list), sizeof *d->functional));
+  d->nfunctional = cJSON_GetArraySize(list); /* so that mb_desc_free reaches every term */
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_functional_desc* f = &d->functional[i];
+    const cJSON* terms[2];
+    path_index(path, "functionals", i);
+    TRY(expect_object(c, e, path));
+    TRY(check_keys(c, e, path, keys));
+    TRY(member_name(c, e, path, 1, d->functional[0].name, sizeof *d->functional, i, "functional",
+                    f->name));
+
+    /* the integrated and the final terms, at least one in all */
+    for (int k = 0; k < 2; k++) {
+      path_key(sub, path, kinds[k]);
+      terms[k] = get(e, kinds[k]);
+      if (terms[k]) TRY(expect_array(c, terms[k], sub));
+    }
+    int n = (terms[0] ? cJSON_GetArraySize(terms[0]) : 0) +
+            (terms[1] ? cJSON_GetArraySize(terms[1]) : 0);
+    if (n == 0) return fail(c, path, "needs at least one term in \"integral\" or \"final\"");
+    TRY(alloc_array(c, (void**)&f->term, n, sizeof *f->term));
+    f->nterm = n;
+    n = 0;
+    for (int k = 0; k < 2; k++) {
+      int j = 0;
+      path_key(sub, path, kinds[k]);
+      for (const cJSON* t = terms[k] ? terms[k]->child : NULL; t; t = t->next, j++, n++) {
+        path_index(sub2, sub, j);
+        TRY(read_fterm(c, t, sub2, k, &f->term[n]));
+      }
+    }
+  }
+  return MB_OK;
+}
+
 /* the whole model; sections in dependency order (parameters before any scalar, bodies before
    the references to them) */
 static mb_status read_model(json_ctx* c, const cJSON* root) {
-  static const char* const keys[] = {"name",    "dimension",  "gravity", "parameters", "ground",
-                                     "bodies",  "joints",     "forces",  "drivers",    "initial",
-                                     "outputs", "simulation", NULL};
+  static const char* const keys[] = {
+      "name",   "dimension", "gravity", "parameters", "ground",      "bodies",     "joints",
+      "forces", "drivers",   "initial", "outputs",    "functionals", "simulation", NULL};
   mb_desc* d = c->d;
   const char* name;
   const cJSON* v;
@@ -1340,6 +1437,7 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   TRY(read_drivers(c, root));
   TRY(read_initial(c, root));
   TRY(read_outputs(c, root));
+  TRY(read_functionals(c, root));
   return MB_OK;
 }
 
@@ -1380,6 +1478,12 @@ void mb_desc_free(mb_desc* d) {
   free(d->driver);
   free(d->prescribe);
   free(d->sensor);
+  for (int i = 0; i < d->nfunctional && d->functional; i++) {
+    for (int j = 0; j < d->functional[i].nterm && d->functional[i].term; j++)
+      func_free(&d->functional[i].term[j].reference);
+    free(d->functional[i].term);
+  }
+  free(d->functional);
   memset(d, 0, sizeof *d);
 }
 

@@ -105,6 +105,18 @@ static const struct {
     {"spring_output_not_spring.json", MB_ERR_MODEL, "outputs[0].force", "not a spring"},
     {"cylindrical_output_coordinate.json", MB_ERR_MODEL, "outputs[0].coordinate", "missing"},
     {"output_on_ground.json", MB_ERR_MODEL, "outputs[0].body", "not the ground"},
+    {"functional_no_terms.json", MB_ERR_MODEL, "functionals[0]", "needs at least one term"},
+    {"functional_shape_unknown.json", MB_ERR_MODEL, "functionals[0].integral[1].shape",
+     "unknown shape \"abs\""},
+    {"functional_duplicate.json", MB_ERR_MODEL, "functionals[1].name",
+     "duplicate functional name \"psi\""},
+    {"functional_epsilon_zero.json", MB_ERR_MODEL, "functionals[0].integral[0].epsilon",
+     "must be > 0 (got 0)"},
+    {"functional_output_missing.json", MB_ERR_MODEL, "functionals[0].final[0].output", "missing"},
+    {"functional_value_reference.json", MB_ERR_MODEL, "functionals[0].final[0].reference",
+     "has no reference"},
+    {"functional_reference_table.json", MB_ERR_MODEL,
+     "functionals[0].integral[0].reference.table.values", "expected 2 values"},
     {"step_negative.json", MB_ERR_MODEL, "simulation.step", "must be > 0 (got -0.001)"},
     {"step_exceeds_t_end.json", MB_ERR_MODEL, "simulation.step", "must be <= t_end"},
     {"tangent_unknown.json", MB_ERR_MODEL, "simulation.tangent",
@@ -225,6 +237,17 @@ static const char* const planar_model =
     "\"gravity_energy\"},\n"
     "    {\"name\": \"Ve\", \"type\": \"elastic_energy\"}, {\"name\": \"E\", \"type\": "
     "\"total_energy\"}\n"
+    "  ],\n"
+    "  \"functionals\": [\n"
+    "    {\"name\": \"track\",\n"
+    "     \"integral\": [{\"output\": \"x1\", \"weight\": \"$k\",\n"
+    "                   \"reference\": {\"table\": {\"t\": [0, 1, 2], \"values\": [0, \"$L\", "
+    "0]}}},\n"
+    "                  {\"output\": \"v2.y\", \"shape\": \"smooth_abs\", \"epsilon\": 0.001, "
+    "\"reference\": 0.5}],\n"
+    "     \"final\": [{\"output\": \"E\", \"shape\": \"value\", \"weight\": -2}]},\n"
+    "    {\"name\": \"effort\", \"integral\": [{\"output\": \"f1\", \"shape\": "
+    "\"squared_error\"}]}\n"
     "  ],\n"
     "  \"simulation\": {\"t_end\": 2, \"step\": 0.01, \"output_interval\": 0.1, \"beta\": 0.3, "
     "\"gamma\": 0.6,\n"
@@ -435,6 +458,26 @@ static void test_planar(void) {
   CHECK(o[11].type == MB_SENSOR_ELASTIC_ENERGY && o[12].type == MB_SENSOR_TOTAL_ENERGY);
   CHECK(strcmp(o[12].name, "E") == 0 && o[12].body == -1 && o[12].joint == -1 && o[12].force == -1);
 
+  /* functionals: integral terms first, then final ones; defaults */
+  CHECK(d.nfunctional == 2);
+  const mb_functional_desc* fn = d.functional;
+  CHECK(strcmp(fn[0].name, "track") == 0 && fn[0].nterm == 3);
+  const mb_fterm_desc* t = fn[0].term;
+  CHECK(strcmp(t[0].output, "x1") == 0 && t[0].shape == MB_SHAPE_SQUARED_ERROR && !t[0].final);
+  CHECK(t[0].weight.param == k && t[0].weight.value == 100);
+  CHECK(t[0].has_reference && t[0].reference.type == MB_FUNC_TABLE && t[0].reference.ncoef == 3);
+  CHECK(t[0].reference.coef[1].param == L && t[0].reference.time[2] == 2);
+  CHECK(t[0].epsilon.value == 1e-6 && t[0].epsilon.param == -1);
+  CHECK(strcmp(t[1].output, "v2.y") == 0 && t[1].shape == MB_SHAPE_SMOOTH_ABS && !t[1].final);
+  CHECK(t[1].weight.value == 1 && t[1].weight.param == -1 && t[1].epsilon.value == 0.001);
+  CHECK(t[1].has_reference && t[1].reference.type == MB_FUNC_CONSTANT &&
+        t[1].reference.coef[0].value == 0.5);
+  CHECK(strcmp(t[2].output, "E") == 0 && t[2].shape == MB_SHAPE_VALUE && t[2].final);
+  CHECK(t[2].weight.value == -2 && !t[2].has_reference && t[2].reference.coef == NULL);
+  CHECK(strcmp(fn[1].name, "effort") == 0 && fn[1].nterm == 1);
+  CHECK(fn[1].term[0].shape == MB_SHAPE_SQUARED_ERROR && !fn[1].term[0].has_reference);
+  CHECK(fn[1].term[0].weight.value == 1 && !fn[1].term[0].final);
+
   /* settings */
   const mb_settings* st = &d.settings;
   CHECK(st->t_end == 2 && st->step == 0.01 && st->output_interval == 0.1);
@@ -499,6 +542,9 @@ static void test_spatial(void) {
   CHECK(d.prescribe[1].component == 2 && !d.prescribe[1].has_value && d.prescribe[1].has_rate);
   CHECK(d.sensor[0].component == 0 && d.sensor[1].component == 2 && d.sensor[2].component == 0);
   CHECK(d.sensor[3].component == 2 && d.sensor[4].coord == MB_COORD_TRANSLATION);
+
+  /* no functionals */
+  CHECK(d.nfunctional == 0 && d.functional == NULL);
 
   /* absent "simulation": the defaults */
   mb_settings_default(&def);
@@ -636,6 +682,12 @@ static void test_doc_examples(void) {
         CHECK(la1 >= 0 && d.body[0].marker[1].point[0].param == la1);
         CHECK_NEAR(d.body[0].marker[1].point[0].value, sqrt(2.0));
         CHECK_NEAR(d.body[1].inertia[2].value, 1.5 * 3.25 / 12);
+        /* the benchmark's objectives psi1, psi2, psi3 */
+        CHECK(d.nfunctional == 3 && d.functional[0].nterm == 2 && d.functional[2].nterm == 2);
+        CHECK(d.nfunctional == 3 && d.functional[0].term[1].has_reference &&
+              d.functional[0].term[1].reference.coef[0].value == -2);
+        CHECK(d.nfunctional == 3 && strcmp(d.functional[1].term[0].output, "v2.x") == 0 &&
+              !d.functional[1].term[0].has_reference);
       }
       mb_desc_free(&d);
       nexample++;

@@ -1,0 +1,370 @@
+/* Partial derivatives of the output columns with respect to q, qd and qdd, and with respect to one
+   parameter at a fixed state (through a tangent model, include/mbopt/sensitivity.h).
+
+   Every sensor is a function of the values v = c + W q, rates J qd and accelerations J qdd of a
+   few linear vectors (J = W is constant), and of a few model scalars (spring constants, masses,
+   gravity, the mass matrix). The chain rule of each sensor is written once, as the weights w of
+   its linear vectors (w = d output / d v); a `chain` then turns them into either partials
+   (g += J^T w, into dq, dqd or dqdd by level) or the parameter derivative (w . dv/drho, with
+   dv/drho = mb_lvec_eval or mb_lvec_rate on the tangent model). The values themselves come from
+   mb_sensor_eval (sensors.c), so they are exactly those of mb_sensors; angles are moved by whole
+   turns to the branch nearest the last recorded output d->out[col] (the raw atan2 value before
+   the first mb_sensors), which leaves their derivatives unchanged. No scratch memory. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mbopt/sensitivity.h"
+
+/* which derivative of a linear vector a weight applies to */
+typedef enum lv_level { LV_VALUE, LV_RATE, LV_ACCEL } lv_level;
+
+/* the destination of the chain rule: partials (dm NULL) or the parameter of dm */
+typedef struct chain {
+  const mb_model* m;
+  const mb_data* d;
+  double scale;            /* factor on every contribution */
+  double *dq, *dqd, *dqdd; /* partials (nq each, may be NULL) */
+  const mb_model* dm;      /* tangent model, or NULL */
+  double dp;               /* accumulated parameter derivative */
+} chain;
+
+/* adds s w . (derivative of the value, rate or acceleration of linear vector lv) */
+static void chain_lvec(chain* c, int lv, lv_level level, double s, const double* w) {
+  const mb_data* d = c->d;
+  if (c->dm) {
+    double dv[3];
+    if (level == LV_VALUE)
+      mb_lvec_eval(c->dm, lv, d->q, dv);
+    else
+      mb_lvec_rate(c->dm, lv, level == LV_RATE ? d->qd : d->qdd, dv);
+    if (c->m->dim == 2) dv[2] = 0;
+    c->dp += c->scale * s * mbu_dot3(w, dv);
+    return;
+  }
+  double* g = level == LV_VALUE ? c->dq : level == LV_RATE ? c->dqd : c->dqdd;
+  if (g) mb_lvec_add_jtw(c->m, lv, c->scale * s, w, g);
+}
+
+/* adds x to the parameter derivative (explicit dependence on model scalars) */
+static void chain_param(chain* c, double x) {
+  if (c->dm) c->dp += c->scale * x;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   sensors */
+
+/* component k of angular velocity 1/2 sum_k E_k x dE_k (planar: E_x x dE_x about z):
+   d/dE = dE x n, d/ddE = n x E for the unit vector n of the component */
+static void angular_velocity_chain(chain* c, int body, int comp) {
+  const mb_model* m = c->m;
+  const int* E = m->body_axes + 3 * body;
+  double n[3] = {0, 0, 0};
+  n[m->dim == 2 ? 2 : comp] = 1;
+  for (int k = 0; k < (m->dim == 2 ? 1 : 3); k++) {
+    double e[3], ed[3], we[3], wed[3];
+    mb_lvec_eval(m, E[k], c->d->q, e);
+    mb_lvec_rate(m, E[k], c->d->qd, ed);
+    mbu_cross3(ed, n, we);
+    mbu_cross3(n, e, wed);
+    const double s = m->dim == 2 ? 1 : 0.5;
+    chain_lvec(c, E[k], LV_VALUE, s, we);
+    chain_lvec(c, E[k], LV_RATE, s, wed);
+  }
+}
+
+/* body angles: yaw (planar angle) atan2(Ex_y, Ex_x), pitch -asin(Ex_z), roll atan2(Ey_z, Ez_z) */
+static void angles_chain(chain* c, int body, int comp) {
+  const mb_model* m = c->m;
+  const int* E = m->body_axes + 3 * body;
+  double ex[3], ey[3], ez[3];
+  if (comp == 0) {
+    mb_lvec_eval(m, E[0], c->d->q, ex);
+    const double nn = ex[0] * ex[0] + ex[1] * ex[1];
+    double w[3] = {-ex[1] / nn, ex[0] / nn, 0};
+    chain_lvec(c, E[0], LV_VALUE, 1, w);
+  } else if (comp == 1) {
+    /* the clamp of sensors.c is flat outside [-1, 1] */
+    mb_lvec_eval(m, E[0], c->d->q, ex);
+    double w[3] = {0, 0, fabs(ex[2]) < 1 ? -1 / sqrt(1 - ex[2] * ex[2]) : 0};
+    chain_lvec(c, E[0], LV_VALUE, 1, w);
+  } else {
+    mb_lvec_eval(m, E[1], c->d->q, ey);
+    mb_lvec_eval(m, E[2], c->d->q, ez);
+    const double nn = ey[2] * ey[2] + ez[2] * ez[2];
+    double wy[3] = {0, 0, ez[2] / nn}, wz[3] = {0, 0, -ey[2] / nn};
+    chain_lvec(c, E[1], LV_VALUE, 1, wy);
+    chain_lvec(c, E[2], LV_VALUE, 1, wz);
+  }
+}
+
+/* w = x a + y b (3-vectors) */
+static void combine(double x, const double* a, double y, const double* b, double* w) {
+  for (int k = 0; k < 3; k++) w[k] = x * a[k] + y * b[k];
+}
+
+/* joint angle atan2(S, C) with S = a.b, C = a.c, or its rate (C dS - S dC) / (S^2 + C^2);
+   translation a.b or its rate (see joint_value in sensors.c) */
+static void joint_chain(chain* c, int joint, int coord, int rate) {
+  const mb_model* m = c->m;
+  const mb_data* d = c->d;
+  const int* meas = m->joint_measure + 6 * joint;
+  double a[3], b[3], ad[3], bd[3], w[3];
+  if (coord != MB_COORD_ANGLE) {
+    mb_lvec_eval(m, meas[3], d->q, a);
+    mb_lvec_eval(m, meas[4], d->q, b);
+    if (!rate) {
+      chain_lvec(c, meas[3], LV_VALUE, 1, b);
+      chain_lvec(c, meas[4], LV_VALUE, 1, a);
+      return;
+    }
+    mb_lvec_rate(m, meas[3], d->qd, ad);
+    mb_lvec_rate(m, meas[4], d->qd, bd);
+    chain_lvec(c, meas[3], LV_VALUE, 1, bd);
+    chain_lvec(c, meas[4], LV_VALUE, 1, ad);
+    chain_lvec(c, meas[3], LV_RATE, 1, b);
+    chain_lvec(c, meas[4], LV_RATE, 1, a);
+    return;
+  }
+
+  /* angle: dtheta = alpha dS + beta dC */
+  double cc[3], cd[3];
+  mb_lvec_eval(m, meas[0], d->q, a);
+  mb_lvec_eval(m, meas[1], d->q, b);
+  mb_lvec_eval(m, meas[2], d->q, cc);
+  const double S = mbu_dot3(a, b), C = mbu_dot3(a, cc), N = S * S + C * C;
+  const double alpha = C / N, beta = -S / N;
+  if (!rate) {
+    combine(alpha, b, beta, cc, w);
+    chain_lvec(c, meas[0], LV_VALUE, 1, w);
+    chain_lvec(c, meas[1], LV_VALUE, alpha, a);
+    chain_lvec(c, meas[2], LV_VALUE, beta, a);
+    return;
+  }
+
+  /* rate: thetad = alpha Sd + beta Cd, with
+     d thetad / dS = -(Cd + 2 S thetad) / N, d thetad / dC = (Sd - 2 C thetad) / N */
+  mb_lvec_rate(m, meas[0], d->qd, ad);
+  mb_lvec_rate(m, meas[1], d->qd, bd);
+  mb_lvec_rate(m, meas[2], d->qd, cd);
+  const double Sd = mbu_dot3(ad, b) + mbu_dot3(a, bd), Cd = mbu_dot3(ad, cc) + mbu_dot3(a, cd);
+  const double thd = alpha * Sd + beta * Cd;
+  const double pS = -(Cd + 2 * S * thd) / N, pC = (Sd - 2 * C * thd) / N;
+  double w2[3];
+  /* positions: through S, C and through the rates Sd, Cd */
+  combine(pS, b, pC, cc, w);
+  combine(alpha, bd, beta, cd, w2);
+  for (int k = 0; k < 3; k++) w[k] += w2[k];
+  chain_lvec(c, meas[0], LV_VALUE, 1, w);
+  combine(pS, a, alpha, ad, w);
+  chain_lvec(c, meas[1], LV_VALUE, 1, w);
+  combine(pC, a, beta, ad, w);
+  chain_lvec(c, meas[2], LV_VALUE, 1, w);
+  /* rates */
+  combine(alpha, b, beta, cc, w);
+  chain_lvec(c, meas[0], LV_RATE, 1, w);
+  chain_lvec(c, meas[1], LV_RATE, alpha, a);
+  chain_lvec(c, meas[2], LV_RATE, beta, a);
+}
+
+/* spring geometry (as spring_eval in forces.c): d = r2 - r1, its rate, length, direction, rate
+   of the length */
+typedef struct spring_geom {
+  double d[3], dd[3], u[3], length, rate;
+} spring_geom;
+
+static void spring_geometry(const mb_model* m, const mb_data* d, int i, spring_geom* s) {
+  const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
+  double ra[3], rb[3], va[3], vb[3];
+  mb_lvec_eval(m, a, d->q, ra);
+  mb_lvec_eval(m, b, d->q, rb);
+  mb_lvec_rate(m, a, d->qd, va);
+  mb_lvec_rate(m, b, d->qd, vb);
+  for (int k = 0; k < 3; k++) s->d[k] = rb[k] - ra[k], s->dd[k] = vb[k] - va[k];
+  s->length = mbu_norm3(s->d);
+  const double inv = s->length > 1e-12 ? 1 / s->length : 0;
+  for (int k = 0; k < 3; k++) s->u[k] = s->d[k] * inv;
+  s->rate = mbu_dot3(s->u, s->dd);
+}
+
+/* s (w_value . d(r2 - r1) + w_rate . d(v2 - v1)) of spring i */
+static void spring_chain_d(chain* c, int i, double s, const double* wv, const double* wr) {
+  const int a = c->m->force_lvec[2 * i], b = c->m->force_lvec[2 * i + 1];
+  chain_lvec(c, b, LV_VALUE, s, wv);
+  chain_lvec(c, a, LV_VALUE, -s, wv);
+  if (wr) {
+    chain_lvec(c, b, LV_RATE, s, wr);
+    chain_lvec(c, a, LV_RATE, -s, wr);
+  }
+}
+
+/* length l = |d| (dl/dd = u) or tension k (l - l0) + c dl/dt + f0, with
+   d(dl/dt)/dd = (dd - u dl/dt) / l and d(dl/dt)/d(dd) = u */
+static void spring_chain(chain* c, int i, int tension) {
+  const mb_model* m = c->m;
+  spring_geom g;
+  spring_geometry(m, c->d, i, &g);
+  if (!tension) {
+    spring_chain_d(c, i, 1, g.u, NULL);
+    return;
+  }
+  const double k = m->force_k[i], damp = m->force_c[i];
+  const double inv = g.length > 1e-12 ? 1 / g.length : 0;
+  double wv[3], wr[3];
+  for (int r = 0; r < 3; r++) {
+    wv[r] = k * g.u[r] + damp * (g.dd[r] - g.u[r] * g.rate) * inv;
+    wr[r] = damp * g.u[r];
+  }
+  spring_chain_d(c, i, 1, wv, wr);
+  if (c->dm)
+    chain_param(c, c->dm->force_k[i] * (g.length - m->force_l0[i]) - k * c->dm->force_l0[i] +
+                       c->dm->force_c[i] * g.rate + c->dm->force_f0[i]);
+}
+
+/* kinetic energy 1/2 qd^T M qd: d/dqd = M qd; parameter 1/2 qd^T dM qd */
+static void kinetic_chain(chain* c) {
+  const mb_model* m = c->m;
+  const double* qd = c->d->qd;
+  const size_t nq = (size_t)m->nq;
+  if (c->dm) {
+    double x = 0;
+    for (size_t i = 0; i < nq; i++)
+      for (size_t j = 0; j < nq; j++) x += 0.5 * qd[i] * c->dm->mass[i * nq + j] * qd[j];
+    chain_param(c, x);
+  } else if (c->dqd) {
+    for (size_t i = 0; i < nq; i++) {
+      double row = 0;
+      for (size_t j = 0; j < nq; j++) row += m->mass[i * nq + j] * qd[j];
+      c->dqd[i] += c->scale * row;
+    }
+  }
+}
+
+/* gravity energy -sum_b m_b g . r_b */
+static void gravity_chain(chain* c) {
+  const mb_model* m = c->m;
+  for (int b = 0; b < m->nbody; b++) {
+    chain_lvec(c, m->body_com[b], LV_VALUE, -m->body_mass[b], m->gravity);
+    if (c->dm) {
+      double r[3];
+      mb_lvec_eval(m, m->body_com[b], c->d->q, r);
+      chain_param(c, -c->dm->body_mass[b] * mbu_dot3(m->gravity, r) -
+                         m->body_mass[b] * mbu_dot3(c->dm->gravity, r));
+    }
+  }
+}
+
+/* elastic energy sum 1/2 k (l - l0)^2 over the springs */
+static void elastic_chain(chain* c) {
+  const mb_model* m = c->m;
+  for (int i = 0; i < m->nforce; i++) {
+    if (m->force_type[i] != MB_FORCE_SPRING) continue;
+    spring_geom g;
+    spring_geometry(m, c->d, i, &g);
+    const double stretch = g.length - m->force_l0[i];
+    spring_chain_d(c, i, m->force_k[i] * stretch, g.u, NULL);
+    if (c->dm)
+      chain_param(c, 0.5 * c->dm->force_k[i] * stretch * stretch -
+                         m->force_k[i] * stretch * c->dm->force_l0[i]);
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   output columns */
+
+/* the sensor of output column col and the index of the column among its values; -1 if none */
+static int column_sensor(const mb_model* m, int col, int* comp) {
+  for (int i = 0; i < m->nsensor; i++) {
+    const int k = col - m->sensor_outadr[i];
+    if (k >= 0 && k < m->sensor_outnum[i]) {
+      *comp = m->sensor_component[i] >= 0 ? m->sensor_component[i] : k;
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* value of output column col; with c, its chain rule into c */
+static double column_chain(const mb_model* m, const mb_data* d, int col, chain* c) {
+  int comp, angle;
+  const int i = col >= 0 && col < m->nout ? column_sensor(m, col, &comp) : -1;
+  if (i < 0) return NAN;
+
+  /* the value, angles on the branch of the last recorded output */
+  double v[3];
+  mb_sensor_eval(m, d, i, v, &angle);
+  double value = v[comp];
+  if (angle) value += 2 * MB_PI * round((d->out[col] - value) / (2 * MB_PI));
+  if (!c) return value;
+
+  /* the chain rule of the sensor */
+  const int* ref = m->sensor_ref + 2 * i;
+  double e[3] = {0, 0, 0};
+  e[comp] = 1;
+  switch ((mb_sensor_type)m->sensor_type[i]) {
+    case MB_SENSOR_POINT_POSITION:
+      chain_lvec(c, m->marker_point[ref[0]], LV_VALUE, 1, e);
+      break;
+    case MB_SENSOR_POINT_VELOCITY:
+      chain_lvec(c, m->marker_point[ref[0]], LV_RATE, 1, e);
+      break;
+    case MB_SENSOR_POINT_ACCELERATION:
+      chain_lvec(c, m->marker_point[ref[0]], LV_ACCEL, 1, e);
+      break;
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+      angular_velocity_chain(c, ref[0], comp);
+      break;
+    case MB_SENSOR_BODY_ANGLES:
+      angles_chain(c, ref[0], comp);
+      break;
+    case MB_SENSOR_JOINT_COORDINATE:
+      joint_chain(c, ref[0], ref[1], 0);
+      break;
+    case MB_SENSOR_JOINT_RATE:
+      joint_chain(c, ref[0], ref[1], 1);
+      break;
+    case MB_SENSOR_SPRING_LENGTH:
+      spring_chain(c, ref[0], 0);
+      break;
+    case MB_SENSOR_SPRING_FORCE:
+      spring_chain(c, ref[0], 1);
+      break;
+    case MB_SENSOR_KINETIC_ENERGY:
+      kinetic_chain(c);
+      break;
+    case MB_SENSOR_GRAVITY_ENERGY:
+      gravity_chain(c);
+      break;
+    case MB_SENSOR_ELASTIC_ENERGY:
+      elastic_chain(c);
+      break;
+    case MB_SENSOR_TOTAL_ENERGY:
+      kinetic_chain(c);
+      gravity_chain(c);
+      elastic_chain(c);
+      break;
+  }
+  return value;
+}
+
+double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
+                               double* dqd, double* dqdd) {
+  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0};
+  const int want = s != 0 && (dq || dqd || dqdd);
+  return column_chain(m, d, col, want ? &c : NULL);
+}
+
+double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,
+                           double* dqdd) {
+  const size_t n = sizeof(double) * (size_t)m->nq;
+  if (dq) memset(dq, 0, n);
+  if (dqd) memset(dqd, 0, n);
+  if (dqdd) memset(dqdd, 0, n);
+  return mbd_output_add_partials(m, d, col, 1, dq, dqd, dqdd);
+}
+
+double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col) {
+  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0};
+  if (isnan(column_chain(m, d, col, &c))) return NAN;
+  return c.dp;
+}

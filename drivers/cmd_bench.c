@@ -1,0 +1,149 @@
+/* mbopt bench: the cost of a simulation, of the forward gradient and of a central-difference
+   gradient, measured side by side in one run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void bench_help(FILE* out) {
+  fprintf(out,
+          "Usage: mbopt bench SPEC.json [options]\n"
+          "Times, in one run, one simulation of SPEC.json (with its functionals), the forward\n"
+          "sensitivity gradient of its functionals, and their central-difference gradient\n"
+          "(2 simulations per parameter), and prints the times and their ratios. Each is\n"
+          "repeated and the fastest run is kept.\n\n"
+          "Options:\n"
+          "  --repeat N    runs of each measurement (default 5)\n"
+          "  --step H      integration step in s (default: the spec's simulation.step)\n"
+          "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
+          "  --json        print the results as one JSON object\n"
+          "  -h, --help    show this help\n");
+}
+
+/* Fastest of `repeat` runs of the functionals (with gradients when grad is not NULL) or, with
+   central = 1, of the 2 p simulations of a central-difference gradient. */
+static double time_runs(mb_desc* d, const mb_model* m, int repeat, double* psi, double* grad,
+                        int central, mb_status* st) {
+  double best = INFINITY;
+  for (int r = 0; r < repeat && *st == MB_OK; r++) {
+    double start = cli_now();
+    if (!central) {
+      *st = cli_functionals(d, m, psi, grad);
+    } else {
+      /* the same work as `mbopt check`: compile and simulate at rho_k +- h for every k */
+      for (int k = 0; k < d->nparam && *st == MB_OK; k++) {
+        const double v = d->param_value[k];
+        for (int side = 0; side < 2 && *st == MB_OK; side++) {
+          mb_model* mk = NULL;
+          mb_error err;
+          mb_desc_set_param(d, k, v + (side ? -1e-4 : 1e-4) * fmax(fabs(v), 1));
+          *st = mb_compile(d, &mk, &err);
+          if (*st == MB_OK) *st = cli_functionals(d, mk, psi, NULL);
+          mb_model_free(mk);
+        }
+        mb_desc_set_param(d, k, v);
+      }
+    }
+    best = fmin(best, cli_now() - start);
+  }
+  return best;
+}
+
+int cmd_bench(int argc, char** argv) {
+  const char* spec = NULL;
+  double step = 0, t_end = 0, repeat_value = 5;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
+    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    if (t < 0) return CLI_USAGE;
+    if (t > 0) continue;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      bench_help(stdout);
+      return CLI_OK;
+    } else if (!strcmp(a, "--repeat")) {
+      if (!cli_parse_positive(a, next, &repeat_value)) return CLI_USAGE;
+      i++;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (a[0] == '-') {
+      cli_error("bench: unknown option '%s' (see 'mbopt bench --help')", a);
+      return CLI_USAGE;
+    } else if (!spec) {
+      spec = a;
+    } else {
+      cli_error("bench: more than one SPEC given ('%s')", a);
+      return CLI_USAGE;
+    }
+  }
+  if (!spec) {
+    bench_help(stderr);
+    return CLI_USAGE;
+  }
+  const int repeat = (int)fmax(1, round(repeat_value));
+
+  mb_desc d;
+  int code = cli_load_desc(spec, step, t_end, &d);
+  if (code != CLI_OK) return code;
+  mb_model* m = NULL;
+  double *psi = NULL, *grad = NULL;
+  if ((code = cli_compile(spec, &d, &m)) != CLI_OK) goto done;
+  if (m->nfunctional == 0 || d.nparam == 0) {
+    cli_error("%s: bench needs \"functionals\" and \"parameters\" in the spec", spec);
+    code = CLI_BAD_INPUT;
+    goto done;
+  }
+  psi = calloc(m->nfunctional, sizeof(double));
+  grad = calloc((size_t)m->nfunctional * d.nparam, sizeof(double));
+  mb_status st = MB_OK;
+  double t_sim = time_runs(&d, m, repeat, psi, NULL, 0, &st);
+  double t_fwd = time_runs(&d, m, repeat, psi, grad, 0, &st);
+  double t_fd = time_runs(&d, m, repeat, psi, NULL, 1, &st);
+  if (st != MB_OK) {
+    code = cli_exit_code(st);
+    goto done;
+  }
+  const int steps = (int)lround(m->opt.t_end / m->opt.step);
+  if (json) {
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "model", d.name);
+    cJSON_AddNumberToObject(o, "parameters", d.nparam);
+    cJSON_AddNumberToObject(o, "functionals", m->nfunctional);
+    cJSON_AddNumberToObject(o, "coordinates", m->nq);
+    cJSON_AddNumberToObject(o, "steps", steps);
+    cJSON_AddNumberToObject(o, "repeat", repeat);
+    cJSON_AddNumberToObject(o, "simulation_seconds", t_sim);
+    cJSON_AddNumberToObject(o, "forward_seconds", t_fwd);
+    cJSON_AddNumberToObject(o, "central_difference_seconds", t_fd);
+    cJSON_AddNumberToObject(o, "forward_over_simulation", t_fwd / t_sim);
+    cJSON_AddNumberToObject(o, "central_difference_over_simulation", t_fd / t_sim);
+    cJSON_AddNumberToObject(o, "central_difference_over_forward", t_fd / t_fwd);
+    char* text = cJSON_PrintUnformatted(o);
+    if (text) puts(text);
+    cJSON_free(text);
+    cJSON_Delete(o);
+  } else {
+    printf(
+        "model                 %s: %d coordinates, %d steps of %g s, %d parameters, %d "
+        "functionals\n",
+        d.name, m->nq, steps, m->opt.step, d.nparam, m->nfunctional);
+    printf("fastest of %d runs     seconds   / simulation\n", repeat);
+    printf("simulation            %8.4f   %8.2f\n", t_sim, 1.0);
+    printf("forward gradient      %8.4f   %8.2f\n", t_fwd, t_fwd / t_sim);
+    printf("central differences   %8.4f   %8.2f   (%.2f x the forward gradient)\n", t_fd,
+           t_fd / t_sim, t_fd / t_fwd);
+  }
+
+done:
+  free(psi);
+  free(grad);
+  mb_model_free(m);
+  mb_desc_free(&d);
+  return code;
+}

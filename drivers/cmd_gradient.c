@@ -1,0 +1,136 @@
+/* mbopt gradient: the functionals of a spec and their exact gradients with respect to its
+   parameters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "cli.h"
+#include "commands.h"
+
+static void gradient_help(FILE* out) {
+  fprintf(out,
+          "Usage: mbopt gradient SPEC.json [options]\n"
+          "Simulates the model of SPEC.json and prints its functionals and their gradients with\n"
+          "respect to every parameter of its \"parameters\" table.\n\n"
+          "Options:\n"
+          "  --method M    forward (direct differentiation of ALI3-P) or auto (default: auto)\n"
+          "  --step H      integration step in s (default: the spec's simulation.step)\n"
+          "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
+          "  --json        print one JSON object: parameters, functionals with value and\n"
+          "                gradient, method, reason, seconds\n"
+          "  -h, --help    show this help\n");
+}
+
+static void print_table(const mb_desc* d, const mb_model* m, const double* psi, const double* grad,
+                        const char* method, const char* reason, double seconds) {
+  const int p = d->nparam;
+  printf("model     %s: %d parameters, %d functionals\n", d->name, p, m->nfunctional);
+  printf("method    %s (%s)\n", method, reason);
+  printf("%-24s", "");
+  for (int k = 0; k < p; k++) printf(" %14s", d->param_name[k]);
+  printf("\n");
+  for (int f = 0; f < m->nfunctional; f++) {
+    char label[MB_NAME_LEN + 32];
+    snprintf(label, sizeof label, "%s = %.9g", m->functional_name + MB_NAME_LEN * f, psi[f]);
+    printf("%-24s", label);
+    for (int k = 0; k < p; k++) printf(" %14.8g", grad[f * p + k]);
+    printf("\n");
+  }
+  printf("seconds   %.4f\n", seconds);
+}
+
+static void print_json(const mb_desc* d, const mb_model* m, const double* psi, const double* grad,
+                       const char* method, const char* reason, double seconds) {
+  cJSON* o = cJSON_CreateObject();
+  cJSON* params = cJSON_AddArrayToObject(o, "parameters");
+  for (int k = 0; k < d->nparam; k++)
+    cJSON_AddItemToArray(params, cJSON_CreateString(d->param_name[k]));
+  cJSON* funcs = cJSON_AddArrayToObject(o, "functionals");
+  for (int f = 0; f < m->nfunctional; f++) {
+    cJSON* item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "name", m->functional_name + MB_NAME_LEN * f);
+    cJSON_AddNumberToObject(item, "value", psi[f]);
+    cJSON_AddItemToObject(item, "gradient",
+                          cJSON_CreateDoubleArray(grad + (size_t)f * d->nparam, d->nparam));
+    cJSON_AddItemToArray(funcs, item);
+  }
+  cJSON_AddStringToObject(o, "method", method);
+  cJSON_AddStringToObject(o, "reason", reason);
+  cJSON_AddNumberToObject(o, "seconds", seconds);
+  char* text = cJSON_PrintUnformatted(o);
+  if (text) puts(text);
+  cJSON_free(text);
+  cJSON_Delete(o);
+}
+
+int cmd_gradient(int argc, char** argv) {
+  const char *spec = NULL, *method = "auto";
+  double step = 0, t_end = 0;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    if (t < 0) return CLI_USAGE;
+    if (t > 0) continue;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      gradient_help(stdout);
+      return CLI_OK;
+    } else if (!strcmp(a, "--method") && i + 1 < argc) {
+      method = argv[++i];
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (a[0] == '-') {
+      cli_error("gradient: unknown option '%s' (see 'mbopt gradient --help')", a);
+      return CLI_USAGE;
+    } else if (!spec) {
+      spec = a;
+    } else {
+      cli_error("gradient: more than one SPEC given ('%s')", a);
+      return CLI_USAGE;
+    }
+  }
+  if (!spec) {
+    gradient_help(stderr);
+    return CLI_USAGE;
+  }
+  if (strcmp(method, "forward") && strcmp(method, "auto")) {
+    cli_error("--method: '%s' is not available (forward or auto)", method);
+    return CLI_USAGE;
+  }
+
+  mb_desc d;
+  int code = cli_load_desc(spec, step, t_end, &d);
+  if (code != CLI_OK) return code;
+  mb_model* m = NULL;
+  double *psi = NULL, *grad = NULL;
+  if ((code = cli_compile(spec, &d, &m)) != CLI_OK) goto done;
+  if (m->nfunctional == 0 || d.nparam == 0) {
+    cli_error("%s: gradient needs \"functionals\" and \"parameters\" in the spec", spec);
+    code = CLI_BAD_INPUT;
+    goto done;
+  }
+  psi = calloc(m->nfunctional, sizeof(double));
+  grad = calloc((size_t)m->nfunctional * d.nparam, sizeof(double));
+  double start = cli_now();
+  mb_status st = cli_functionals(&d, m, psi, grad);
+  double seconds = cli_now() - start;
+  code = cli_exit_code(st);
+  if (st != MB_OK) goto done;
+  char reason[160];
+  snprintf(reason, sizeof reason, "%s: p = %d parameters, m = %d functionals",
+           !strcmp(method, "auto") ? "the only method of this build" : "requested", d.nparam,
+           m->nfunctional);
+  if (json)
+    print_json(&d, m, psi, grad, "forward", reason, seconds);
+  else
+    print_table(&d, m, psi, grad, "forward", reason, seconds);
+
+done:
+  free(psi);
+  free(grad);
+  mb_model_free(m);
+  mb_desc_free(&d);
+  return code;
+}
