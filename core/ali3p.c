@@ -25,17 +25,18 @@ static void newmark_rates(const mb_model* m, mb_data* d) {
   }
 }
 
-/* Penalty of the projections. Their converged result, the exact mass-orthogonal projection, does
-   not depend on it; a penalty of about 1e4 times the mass scale (instead of alpha = 1e9, which
-   would round M away in M + alpha Phi_q^T Phi_q) keeps the factorisation accurate and still
-   converges in a few iterations. */
+/* Penalty of the projections (times m->con_scale per constraint). Their converged result, the
+   exact mass-orthogonal projection, does not depend on it; a penalty of about 1e4 times the mass
+   scale (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
+   factorisation accurate and still converges in a few iterations. */
 double mb_projection_penalty(const mb_model* m, const double* phiq) {
   const int nq = m->nq;
   double mass = 0, metric = 0;
   for (int i = 0; i < nq; i++) mass = fmax(mass, m->mass[(size_t)i * nq + i]);
   for (int j = 0; j < nq; j++) {
     double col = 0;
-    for (int i = 0; i < m->ncon; i++) col += phiq[(size_t)i * nq + j] * phiq[(size_t)i * nq + j];
+    for (int i = 0; i < m->ncon; i++)
+      col += m->con_scale[i] * phiq[(size_t)i * nq + j] * phiq[(size_t)i * nq + j];
     metric = fmax(metric, col);
   }
   double auto_penalty = metric > 0 ? 1e4 * mass / metric : m->opt.penalty;
@@ -46,7 +47,7 @@ double mb_projection_penalty(const mb_model* m, const double* phiq) {
 static mb_status factor_projection(const mb_model* m, mb_data* d, double penalty, mb_error* err) {
   const int nq = m->nq;
   memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(m->ncon, nq, d->phiq, penalty, d->proj);
+  mbu_add_gram(m->ncon, nq, d->phiq, m->con_scale, penalty, d->proj);
   /* symmetric: row- and column-major storage coincide */
   lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq);
   if (info != 0)
@@ -71,7 +72,7 @@ static double project(const mb_model* m, mb_data* d, double penalty, double* x, 
   double worst = 0;
   for (int it = 0; it < m->opt.projection_iterations; it++) {
     mbu_matvec(nq, m->mass, xstar, b);
-    for (int i = 0; i < nc; i++) viol[i] = mult[i] + penalty * rhs[i];
+    for (int i = 0; i < nc; i++) viol[i] = mult[i] + penalty * m->con_scale[i] * rhs[i];
     mbu_add_jtv(nc, nq, d->phiq, viol, -1, b);
     LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, b, nq);
     memcpy(x, b, sizeof(double) * nq);
@@ -80,7 +81,7 @@ static double project(const mb_model* m, mb_data* d, double penalty, double* x, 
     worst = mbu_norm_inf(nc, viol);
     double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(nq, x);
     if (worst <= m->opt.tol_projection * scale) break;
-    for (int i = 0; i < nc; i++) mult[i] += penalty * viol[i];
+    for (int i = 0; i < nc; i++) mult[i] += penalty * m->con_scale[i] * viol[i];
   }
   return worst;
 }
@@ -110,7 +111,7 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exa
   double* T = d->tangent;
   for (size_t k = 0; k < (size_t)nq * nq; k++)
     T[k] = m->mass[k] + gamma * h * d->damp[k] + bh2 * d->stiff[k];
-  mbu_add_gram(nc, nq, d->phiq, bh2 * m->opt.penalty, T);
+  mbu_add_gram(nc, nq, d->phiq, m->con_scale, bh2 * m->opt.penalty, T);
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
 }
 
@@ -122,7 +123,7 @@ static void newton_system(const mb_model* m, mb_data* d, double* r) {
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
   mb_constraints(m, d);
   mb_forces(m, d, 1);
-  for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * d->phi[i];
+  for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
   /* r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) */
   mbu_matvec(nq, m->mass, d->qdd, r);
   mbu_add_jtv(nc, nq, d->phiq, mult, 1, r);
@@ -163,7 +164,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
     for (int i = 0; i < nq; i++) d->q[i] -= r[i];
     /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */
     mb_constraint_values(m, d->q, d->t, d->phi);
-    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->phi[i];
+    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * d->phi[i];
     dq_norm = mbu_norm_inf(nq, r);
     phi_norm = mbu_norm_inf(nc, d->phi);
     it++;

@@ -198,7 +198,7 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   mb_forces(m, d, 0);
   const double alpha = mb_projection_penalty(m, d->phiq);
   memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(nc, nq, d->phiq, alpha, d->proj);
+  mbu_add_gram(nc, nq, d->phiq, m->con_scale, alpha, d->proj);
   if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR,
                         "initial accelerations: M + alpha Phi_q^T Phi_q is singular: some motion "
@@ -207,12 +207,12 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   memset(d->lambda, 0, sizeof(double) * nc);
   for (int it = 0; it < 50; it++) {
     memcpy(d->qdd, d->force, sizeof(double) * nq);
-    for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * d->phidd_rhs[i];
+    for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phidd_rhs[i];
     mbu_add_jtv(nc, nq, d->phiq, viol, -1, d->qdd);
     LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, d->qdd, nq);
     mbu_jv(nc, nq, d->phiq, d->qdd, viol);
     for (int i = 0; i < nc; i++) viol[i] += d->phidd_rhs[i];
-    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * viol[i];
+    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * viol[i];
     if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
   }
   if (!mbu_all_finite(nq, d->qdd))

@@ -25,13 +25,15 @@ mb_data* mb_data_create(const mb_model* m) {
   d->field = p;               \
   p += (count);
   MB_TAKE(q, nq)
-  MB_TAKE(qd, nq) MB_TAKE(qdd, nq) MB_TAKE(force, nq) MB_TAKE(qhat_v, nq) MB_TAKE(qhat_a, nq) MB_TAKE(qd_star, nq) MB_TAKE(qdd_star, nq)
-      MB_TAKE(lambda, nc) MB_TAKE(sigma, nc) MB_TAKE(kappa, nc) MB_TAKE(phi, nc) MB_TAKE(phit, nc)
-          MB_TAKE(phidd_rhs, nc) MB_TAKE(phiq, nc * nq) MB_TAKE(stiff, nn) MB_TAKE(damp, nn)
-              MB_TAKE(tangent, nn) MB_TAKE(proj, nn) MB_TAKE(out, m->nout)
-                  MB_TAKE(unwrap, 3 * (size_t)m->nsensor) MB_TAKE(work, 4 * nq + 2 * nc + nn)
+  MB_TAKE(qd, nq)
+  MB_TAKE(qdd, nq) MB_TAKE(force, nq) MB_TAKE(qhat_v, nq) MB_TAKE(qhat_a, nq) MB_TAKE(qd_star, nq)
+      MB_TAKE(qdd_star, nq) MB_TAKE(lambda, nc) MB_TAKE(sigma, nc) MB_TAKE(kappa, nc)
+          MB_TAKE(phi, nc) MB_TAKE(phit, nc) MB_TAKE(phidd_rhs, nc) MB_TAKE(phiq, nc * nq)
+              MB_TAKE(stiff, nn) MB_TAKE(damp, nn) MB_TAKE(tangent, nn) MB_TAKE(proj, nn)
+                  MB_TAKE(out, m->nout) MB_TAKE(unwrap, 3 * (size_t)m->nsensor)
+                      MB_TAKE(work, 4 * nq + 2 * nc + nn)
 #undef MB_TAKE
-                      d->pivot = pivot;
+                          d->pivot = pivot;
   return d;
 }
 

@@ -125,7 +125,8 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exa
 
 /* dense linear algebra on row-major n x n matrices (linalg.c) */
 void mbu_matvec(int n, const double* A, const double* x, double* y);      /* y = A x */
-void mbu_add_gram(int nrow, int n, const double* J, double s, double* A); /* A += s J^T J */
+/* A += s J^T diag(w) J (w may be NULL for ones) */
+void mbu_add_gram(int nrow, int n, const double* J, const double* w, double s, double* A);
 void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s,
                  double* y);                                               /* y += s J^T v */
 void mbu_jv(int nrow, int n, const double* J, const double* x, double* y); /* y = J x */

@@ -11,12 +11,13 @@ void mbu_matvec(int n, const double* A, const double* x, double* y) {
   }
 }
 
-void mbu_add_gram(int nrow, int n, const double* J, double s, double* A) {
+void mbu_add_gram(int nrow, int n, const double* J, const double* w, double s, double* A) {
   for (int r = 0; r < nrow; r++) {
     const double* row = J + r * n;
+    const double sr = w ? s * w[r] : s;
     for (int i = 0; i < n; i++) {
       if (row[i] == 0) continue;
-      const double si = s * row[i];
+      const double si = sr * row[i];
       for (int j = 0; j < n; j++) A[i * n + j] += si * row[j];
     }
   }

@@ -69,10 +69,11 @@ static forward* forward_create(const mb_desc* desc, const mb_model* m, int p, mb
   }
 #define TAKE(field, count) f->field = b, b += (count);
   TAKE(qr, nq * np)
-  TAKE(qdr, nq * np) TAKE(qddr, nq * np) TAKE(qdr_star, nq * np) TAKE(qddr_star, nq * np)
-      TAKE(hat_v, nq * np) TAKE(hat_a, nq * np) TAKE(rhs, nq * np) TAKE(lamr, nc * np)
-          TAKE(g, nc * np) TAKE(s, nc * np) TAKE(phid_q, nc * nq) TAKE(phidd_q, nc * nq)
-              TAKE(H, nq * nq) TAKE(vec, nq) TAKE(par, 3 * nc) TAKE(gq, 3 * nq) TAKE(save, 2 * nq)
+  TAKE(qdr, nq * np)
+  TAKE(qddr, nq * np) TAKE(qdr_star, nq * np) TAKE(qddr_star, nq * np) TAKE(hat_v, nq * np)
+      TAKE(hat_a, nq * np) TAKE(rhs, nq * np) TAKE(lamr, nc * np) TAKE(g, nc * np) TAKE(s, nc * np)
+          TAKE(phid_q, nc * nq) TAKE(phidd_q, nc * nq) TAKE(H, nq * nq) TAKE(vec, nq)
+              TAKE(par, 3 * nc) TAKE(gq, 3 * nq) TAKE(save, 2 * nq)
 #undef TAKE
                   for (int k = 0; k < p;
                        k++) if (mbd_model_tangent(desc, m, k, &f->dm[k], err) != MB_OK) {
@@ -102,7 +103,7 @@ static double kkt_solve(const mb_model* m, mb_data* d, factor_kind kind, double 
       const double *sk = s + (size_t)k * nc, *gk = g + (size_t)k * nc;
       memcpy(xk, r + (size_t)k * nq, sizeof(double) * nq);
       for (int i = 0; i < nc; i++) {
-        const double w = sk[i] - pen * gk[i];
+        const double w = sk[i] - pen * m->con_scale[i] * gk[i];
         if (w == 0) continue;
         const double* row = d->phiq + (size_t)i * nq;
         for (int j = 0; j < nq; j++) xk[j] -= w * row[j];
@@ -126,7 +127,7 @@ static double kkt_solve(const mb_model* m, mb_data* d, factor_kind kind, double 
         double v = -gk[i];
         const double* row = d->phiq + (size_t)i * nq;
         for (int j = 0; j < nq; j++) v += row[j] * xk[j];
-        sk[i] += pen * v;
+        sk[i] += pen * m->con_scale[i] * v;
         worst = fmax(worst, fabs(v));
       }
     }
@@ -259,7 +260,7 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, forward* f, mb_
   rate_jacobians(m, d, f);
   const double pen = mb_projection_penalty(m, d->phiq);
   memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(nc, nq, d->phiq, pen, d->proj);
+  mbu_add_gram(nc, nq, d->phiq, m->con_scale, pen, d->proj);
   if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular projection matrix", d->t);
   projection_sensitivity(m, d, f, 1, pen);
@@ -376,7 +377,7 @@ static mb_status initial_sensitivity(const mb_model* m, mb_data* d, forward* f, 
   }
   const double pen = mb_projection_penalty(m, d->phiq);
   memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(nc, nq, d->phiq, pen, d->proj);
+  mbu_add_gram(nc, nq, d->phiq, m->con_scale, pen, d->proj);
   if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0) {
     st = mb_error_set(err, MB_ERR_SINGULAR, "initial sensitivities: singular projection matrix");
     goto done;

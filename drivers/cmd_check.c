@@ -18,8 +18,8 @@ static void check_help(FILE* out) {
           "(error O(h^4)), and prints the relative difference of every entry. Exits with 1 when\n"
           "an entry differs by more than the tolerance.\n\n"
           "Options:\n"
-          "  --fd-step E       relative finite-difference step: h_k = E |rho_k| (E when\n"
-          "                    rho_k = 0); default 1e-3\n"
+          "  --fd-step E       relative finite-difference step h_k = E |rho_k| (default 1e-3)\n"
+          "  --fd-abs A        step of parameters whose value is 0 (default 1e-5)\n"
           "  --tolerance TOL   largest accepted relative difference (default 1e-5)\n"
           "  --step H          integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T         final time in s (default: the spec's simulation.t_end)\n"
@@ -36,7 +36,7 @@ static double relative_difference(double a, double fd, double row_scale) {
 
 int cmd_check(int argc, char** argv) {
   const char* spec = NULL;
-  double step = 0, t_end = 0, fd_step = 1e-3, tolerance = 1e-5;
+  double step = 0, t_end = 0, fd_step = 1e-3, fd_abs = 1e-5, tolerance = 1e-5;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -49,6 +49,9 @@ int cmd_check(int argc, char** argv) {
       return CLI_OK;
     } else if (!strcmp(a, "--fd-step")) {
       if (!cli_parse_positive(a, next, &fd_step)) return CLI_USAGE;
+      i++;
+    } else if (!strcmp(a, "--fd-abs")) {
+      if (!cli_parse_positive(a, next, &fd_abs)) return CLI_USAGE;
       i++;
     } else if (!strcmp(a, "--tolerance")) {
       if (!cli_parse_positive(a, next, &tolerance)) return CLI_USAGE;
@@ -97,7 +100,7 @@ int cmd_check(int argc, char** argv) {
   /* central differences at h and h/2, one parameter at a time, extrapolated:
      D = (4 D(h/2) - D(h)) / 3 */
   for (int k = 0; k < p && st == MB_OK; k++) {
-    const double v = d.param_value[k], h = fd_step * (v != 0 ? fabs(v) : 1);
+    const double v = d.param_value[k], h = v != 0 ? fd_step * fabs(v) : fd_abs;
     for (int level = 0; level < 2 && st == MB_OK; level++) {
       const double hl = level == 0 ? h : h / 2, weight = level == 0 ? -1.0 / 3 : 4.0 / 3;
       for (int side = 0; side < 2 && st == MB_OK; side++) {
@@ -149,6 +152,7 @@ int cmd_check(int argc, char** argv) {
   code = worst > tolerance ? CLI_RUN_FAILED : CLI_OK;
   if (json) {
     cJSON_AddNumberToObject(o, "fd_step", fd_step);
+    cJSON_AddNumberToObject(o, "fd_abs", fd_abs);
     cJSON_AddNumberToObject(o, "tolerance", tolerance);
     cJSON_AddNumberToObject(o, "worst", worst);
     cJSON_AddBoolToObject(o, "passed", code == CLI_OK);

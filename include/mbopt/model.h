@@ -74,6 +74,8 @@ typedef struct mb_model {
   int* con_kind;     /* (ncon) mb_con_kind */
   int* con_lvec;     /* (ncon x 4) a0, b0, a1, b1 */
   double* con_value; /* (ncon) constant part of e(t) */
+  double* con_scale; /* (ncon) penalty scale in (0, 1]: the lightest mass the constraint moves
+                        over the heaviest coordinate mass, so that alpha suits every body */
   int* con_func;     /* (ncon) time function of e(t), -1 for none */
   char* con_label;   /* (ncon x MB_LABEL_LEN) what the constraint expresses, for messages */
 
