@@ -8,7 +8,7 @@
 #include "internal.h"
 
 /* target e(t) = value + f(t) with its first two time derivatives */
-static void target(const mb_model* m, double value, int func, double t, double* e) {
+void mb_con_target(const mb_model* m, double value, int func, double t, double* e) {
   e[0] = value, e[1] = e[2] = 0;
   if (func < 0) return;
   double f, fd, fdd;
@@ -40,7 +40,7 @@ static double dot_term(const mb_model* m, int a, int b, const double* q, const d
 double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int func, double t,
                    const double* q, const double* qd, double* row, double* rate_terms) {
   double e[3];
-  target(m, value, func, t, e);
+  mb_con_target(m, value, func, t, e);
   double sd = 0, sv = 0;
   if (kind == MB_CON_DOT) {
     double s = dot_term(m, lv[0], lv[1], q, qd, 1, row, &sd, &sv);
@@ -80,21 +80,5 @@ void mb_constraint_values(const mb_model* m, const double* q, double t, double* 
 
 void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,
                                 double* A) {
-  for (int i = 0; i < m->ncon; i++) {
-    if (w[i] == 0) continue;
-    const int* lv = m->con_lvec + 4 * i;
-    double scale0 = s * w[i], scale1 = 0;
-    if (m->con_kind[i] == MB_CON_ANGLE) {
-      double e[3];
-      target(m, m->con_value[i], m->con_func[i], d->t, e);
-      scale0 *= cos(e[0]);
-      scale1 = -s * w[i] * sin(e[0]);
-    }
-    mb_lvec_add_jtgj(m, lv[0], lv[1], scale0, NULL, A);
-    mb_lvec_add_jtgj(m, lv[1], lv[0], scale0, NULL, A);
-    if (scale1 != 0) {
-      mb_lvec_add_jtgj(m, lv[2], lv[3], scale1, NULL, A);
-      mb_lvec_add_jtgj(m, lv[3], lv[2], scale1, NULL, A);
-    }
-  }
+  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A);
 }

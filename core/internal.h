@@ -44,6 +44,9 @@ void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, doub
 
 /* constraints (constraints.c) */
 
+/* Target e(t) = value + f(t) of a constraint with its two time derivatives into e[0..2]. */
+void mb_con_target(const mb_model* m, double value, int func, double t, double* e);
+
 /* Value, Jacobian row (may be NULL) and time derivatives of one constraint-like expression of kind
    `kind` with lvecs lv[4], target e(t) = value + f(t) (func -1: none). rate_terms (may be NULL)
    receives Phi_t, Phi_tt and the velocity-product term dPhi_q/dt qd (needs qd). */

@@ -18,14 +18,6 @@ typedef struct expr_coef {
   double e[3]; /* only MB_CON_DOT subtracts e */
 } expr_coef;
 
-static void target(const mb_model* m, double value, int func, double t, double* e) {
-  e[0] = value, e[1] = e[2] = 0;
-  if (func < 0) return;
-  double f, fd, fdd;
-  mb_func_eval(m, func, t, &f, &fd, &fdd);
-  e[0] += f, e[1] = fd, e[2] = fdd;
-}
-
 static expr_coef coefficients(int kind, const double* e) {
   expr_coef k;
   memset(&k, 0, sizeof k);
@@ -148,7 +140,7 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
                    double* phidd_q) {
   const expr x = expression(m, NULL, d, i);
   double e[3];
-  target(m, x.value, x.func, d->t, e);
+  mb_con_target(m, x.value, x.func, d->t, e);
   expr_coef k = coefficients(x.kind, e);
   for (int j = 0; j < k.nterm; j++) {
     const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
@@ -163,7 +155,7 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
 void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* out) {
   const expr x = expression(m, dm, d, i);
   double e[3], de[3];
-  target(m, x.value, x.func, d->t, e);
+  mb_con_target(m, x.value, x.func, d->t, e);
   de[0] = x.dvalue, de[1] = de[2] = 0;
   if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
   expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
@@ -185,7 +177,7 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
   if (w == 0) return;
   const expr x = expression(m, dm, d, i);
   double e[3], de[3];
-  target(m, x.value, x.func, d->t, e);
+  mb_con_target(m, x.value, x.func, d->t, e);
   de[0] = x.dvalue, de[1] = de[2] = 0;
   if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
   expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
@@ -201,7 +193,7 @@ void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, doub
   if (w == 0) return;
   const expr x = expression(m, NULL, d, i);
   double e[3];
-  target(m, x.value, x.func, d->t, e);
+  mb_con_target(m, x.value, x.func, d->t, e);
   expr_coef k = coefficients(x.kind, e);
   for (int j = 0; j < k.nterm; j++) {
     const int a = x.lv[2 * j], b = x.lv[2 * j + 1];

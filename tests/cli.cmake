@@ -39,3 +39,16 @@ foreach(case ${fail_cases})
   get_filename_component(stem ${model} NAME_WE)
   mbopt_cli_test(fail_${stem} ${code} "${regex}" 1 simulate tests/models/fail/${model} --quiet)
 endforeach()
+
+# gradients: the JSON shape, and analytic against finite differences
+mbopt_cli_test(gradient_json 0 "\"parameters\":\\[\"Ls1\",\"Ls2\",\"m_A1\",\"x_G\",\"L_A1\"\\],\"functionals\":\\[\\{\"name\":\"psi1\"" 0
+  gradient problems/fivebar.json --json)
+mbopt_cli_test(gradient_help 0 "Usage: mbopt gradient" 0 gradient --help)
+mbopt_cli_test(gradient_bad_method 2 "--method" 1 gradient problems/fivebar.json --method magic)
+mbopt_cli_test(gradient_no_functionals 3 "needs \"functionals\"" 1
+  gradient tests/models/ok/features_planar.json)
+mbopt_cli_test(check_fivebar 0 "passed" 0 check problems/fivebar.json)
+mbopt_cli_test(check_slider_crank 0 "passed" 0 check problems/slider_crank.json)
+mbopt_cli_test(check_help 0 "Usage: mbopt check" 0 check --help)
+mbopt_cli_test(bench_help 0 "Usage: mbopt bench" 0 bench --help)
+mbopt_cli_test(bench_fivebar 0 "central differences" 0 bench problems/fivebar.json --repeat 1 --t-end 0.5)
