@@ -119,15 +119,17 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
 /* A (nq x nq) += w times the Hessian of expression i. */
 void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A);
 
-/* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm. */
-void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d, double* dQ);
+/* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm;
+   force elements i with active[i] = 0 are known not to depend on it (active may be NULL). */
+void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
+                      const unsigned char* active, double* dQ);
 
 /* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T Phi_q [+ Phi_qq^T mult when exact])
    into d->tangent, from the constraints and forces already evaluated in d (ali3p.c). */
 void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact);
 
 /* dense linear algebra on row-major n x n matrices (linalg.c) */
-void mbu_matvec(int n, const double* A, const double* x, double* y);      /* y = A x */
+void mbu_matvec(int n, const double* A, const double* x, double* y); /* y = A x */
 /* A += s J^T diag(w) J (w may be NULL for ones) */
 void mbu_add_gram(int nrow, int n, const double* J, const double* w, double s, double* A);
 void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s,

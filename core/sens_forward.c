@@ -41,6 +41,10 @@ typedef struct forward {
   double* par;       /* (nc x 3) explicit parameter derivatives of Phi and its rates */
   double* gq;        /* (3 nq) partials of a functional */
   double* save;      /* (2 nq) projected rates while the step is differentiated */
+  /* which parts of the model each parameter reaches: the work for the others is skipped */
+  unsigned char* con_dep;   /* (p x nc) */
+  unsigned char* force_dep; /* (p x nforce) */
+  unsigned char* mass_dep;  /* (p) */
 } forward;
 
 static void forward_free(forward* f) {
@@ -49,7 +53,47 @@ static void forward_free(forward* f) {
     for (int k = 0; k < f->p; k++) mb_model_free(f->dm[k]);
   free(f->dm);
   free(f->qr);
+  free(f->con_dep);
   free(f);
+}
+
+static int nonzero(int n, const double* x) {
+  for (int i = 0; i < n; i++)
+    if (x[i] != 0) return 1;
+  return 0;
+}
+
+static int lvec_depends(const mb_model* dm, int lv) {
+  if (lv < 0) return 0;
+  if (nonzero(3, dm->lvec_const + 3 * lv)) return 1;
+  return nonzero(9 * dm->lvec_termnum[lv], dm->term_W + 9 * dm->lvec_termadr[lv]);
+}
+
+static int func_depends(const mb_model* m, const mb_model* dm, int fn) {
+  if (fn < 0) return 0;
+  int n = m->func_type[fn] == MB_FUNC_TABLE ? 3 * m->func_num[fn] : m->func_num[fn];
+  return nonzero(n, dm->func_data + m->func_adr[fn]);
+}
+
+/* The constraints, force elements and mass matrix that parameter k reaches. */
+static void dependence(const mb_model* m, forward* f, int k) {
+  const mb_model* dm = f->dm[k];
+  for (int i = 0; i < m->ncon; i++) {
+    int dep = dm->con_value[i] != 0 || func_depends(m, dm, m->con_func[i]);
+    for (int j = 0; j < 4; j++) dep |= lvec_depends(dm, m->con_lvec[4 * i + j]);
+    f->con_dep[(size_t)k * m->ncon + i] = (unsigned char)dep;
+  }
+  for (int i = 0; i < m->nforce; i++) {
+    int dep =
+        dm->force_k[i] != 0 || dm->force_c[i] != 0 || dm->force_l0[i] != 0 || dm->force_f0[i] != 0;
+    for (int j = 0; j < 2; j++) dep |= lvec_depends(dm, m->force_lvec[2 * i + j]);
+    for (int j = 0; j < 3; j++) dep |= func_depends(m, dm, m->force_func[3 * i + j]);
+    if (m->force_type[i] == MB_FORCE_TORQUE)
+      for (int j = 0; j < m->dim; j++)
+        dep |= lvec_depends(dm, m->body_axes[3 * m->force_body[i] + j]);
+    f->force_dep[(size_t)k * m->nforce + i] = (unsigned char)dep;
+  }
+  f->mass_dep[k] = (unsigned char)nonzero(m->nq * m->nq, dm->mass);
 }
 
 static forward* forward_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err) {
@@ -61,24 +105,28 @@ static forward* forward_create(const mb_desc* desc, const mb_model* m, int p, mb
       8 * nq * np + 3 * nc * np + 2 * nc * nq + nq * nq + nq + 3 * nc + 3 * nq + 2 * nq + 8;
   double* b = calloc(total, sizeof(double));
   f->dm = calloc(np, sizeof(mb_model*));
-  if (!b || !f->dm) {
+  f->con_dep = calloc(np * (nc + m->nforce + 1) + 1, 1);
+  if (!b || !f->dm || !f->con_dep) {
     free(b);
     forward_free(f);
     mb_error_set(err, MB_ERR_MEMORY, "forward sensitivity: out of memory");
     return NULL;
   }
-#define TAKE(field, count) f->field = b, b += (count);
-  TAKE(qr, nq * np)
-  TAKE(qdr, nq * np)
-  TAKE(qddr, nq * np) TAKE(qdr_star, nq * np) TAKE(qddr_star, nq * np) TAKE(hat_v, nq * np)
-      TAKE(hat_a, nq * np) TAKE(rhs, nq * np) TAKE(lamr, nc * np) TAKE(g, nc * np) TAKE(s, nc * np)
-          TAKE(phid_q, nc * nq) TAKE(phidd_q, nc * nq) TAKE(H, nq * nq) TAKE(vec, nq)
-              TAKE(par, 3 * nc) TAKE(gq, 3 * nq) TAKE(save, 2 * nq)
-#undef TAKE
-                  for (int k = 0; k < p;
-                       k++) if (mbd_model_tangent(desc, m, k, &f->dm[k], err) != MB_OK) {
-    forward_free(f);
-    return NULL;
+  double** fields[] = {&f->qr,      &f->qdr, &f->qddr, &f->qdr_star, &f->qddr_star, &f->hat_v,
+                       &f->hat_a,   &f->rhs, &f->lamr, &f->g,        &f->s,         &f->phid_q,
+                       &f->phidd_q, &f->H,   &f->vec,  &f->par,      &f->gq,        &f->save};
+  const size_t counts[] = {nq * np, nq * np, nq * np, nq * np, nq * np, nq * np,
+                           nq * np, nq * np, nc * np, nc * np, nc * np, nc * nq,
+                           nc * nq, nq * nq, nq,      3 * nc,  3 * nq,  2 * nq};
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = b, b += counts[i];
+  f->force_dep = f->con_dep + np * nc;
+  f->mass_dep = f->force_dep + np * m->nforce;
+  for (int k = 0; k < p; k++) {
+    if (mbd_model_tangent(desc, m, k, &f->dm[k], err) != MB_OK) {
+      forward_free(f);
+      return NULL;
+    }
+    dependence(m, f, k);
   }
   return f;
 }
@@ -153,7 +201,9 @@ static void subtract_multiplier_terms(const mb_model* m, mb_data* d, forward* f,
                                       const double* w, const double* x, double* out) {
   const int nq = m->nq;
   memset(f->vec, 0, sizeof(double) * nq);
-  for (int i = 0; i < m->ncon; i++) mbd_expr_rows_param(m, f->dm[k], d, i, w[i], f->vec);
+  const unsigned char* dep = f->con_dep + (size_t)k * m->ncon;
+  for (int i = 0; i < m->ncon; i++)
+    if (dep[i]) mbd_expr_rows_param(m, f->dm[k], d, i, w[i], f->vec);
   for (int j = 0; j < nq; j++) out[j] -= f->vec[j];
   for (int i = 0; i < nq; i++) {
     double sum = 0;
@@ -169,7 +219,13 @@ static void hessian_of(const mb_model* m, mb_data* d, forward* f, const double* 
 
 /* explicit parameter derivatives of Phi, dPhi/dt, d2Phi/dt2 of all constraints into f->par */
 static void constraint_params(const mb_model* m, mb_data* d, forward* f, int k) {
-  for (int i = 0; i < m->ncon; i++) mbd_expr_param(m, f->dm[k], d, i, f->par + 3 * i);
+  const unsigned char* dep = f->con_dep + (size_t)k * m->ncon;
+  for (int i = 0; i < m->ncon; i++) {
+    if (dep[i])
+      mbd_expr_param(m, f->dm[k], d, i, f->par + 3 * i);
+    else
+      f->par[3 * i] = f->par[3 * i + 1] = f->par[3 * i + 2] = 0;
+  }
 }
 
 static void matvec_rows(int nrow, int n, const double* A, const double* x, double s, double* y) {
@@ -200,7 +256,7 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, forward* f, in
     double* r = f->rhs + cq;
     mbu_matvec(nq, m->mass, xr_star + cq, r);
     for (int j = 0; j < nq; j++) f->save[j] = x[j] - star[j];
-    matvec_rows(nq, nq, f->dm[k]->mass, f->save, -1, r);
+    if (f->mass_dep[k]) matvec_rows(nq, nq, f->dm[k]->mass, f->save, -1, r);
     subtract_multiplier_terms(m, d, f, k, mult, qr, r);
     /* g = -(dPhi/dt)_q q_rho - (dPhi/dt)_rho, or
        g = -(d2Phi/dt2)_q q_rho - 2 (dPhi/dt)_q qd_rho - (d2Phi/dt2)_rho */
@@ -237,12 +293,13 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, forward* f, mb_
   for (int k = 0; k < p; k++) {
     const size_t cq = (size_t)k * nq, cc = (size_t)k * nc;
     double* r = f->rhs + cq;
-    mbd_forces_param(m, f->dm[k], d, r);
-    matvec_rows(nq, nq, f->dm[k]->mass, d->qdd, -1, r);
+    mbd_forces_param(m, f->dm[k], d, f->force_dep + (size_t)k * m->nforce, r);
+    if (f->mass_dep[k]) matvec_rows(nq, nq, f->dm[k]->mass, d->qdd, -1, r);
     matvec_rows(nq, nq, m->mass, f->hat_a + cq, 1, r);
     matvec_rows(nq, nq, d->damp, f->hat_v + cq, 1, r);
     memset(f->vec, 0, sizeof(double) * nq);
-    for (int i = 0; i < nc; i++) mbd_expr_rows_param(m, f->dm[k], d, i, d->lambda[i], f->vec);
+    for (int i = 0; i < nc; i++)
+      if (f->con_dep[cc + i]) mbd_expr_rows_param(m, f->dm[k], d, i, d->lambda[i], f->vec);
     for (int j = 0; j < nq; j++) r[j] -= f->vec[j];
     constraint_params(m, d, f, k);
     for (int i = 0; i < nc; i++) f->g[cc + i] = -f->par[3 * i];
@@ -365,10 +422,10 @@ static mb_status initial_sensitivity(const mb_model* m, mb_data* d, forward* f, 
   for (int k = 0; k < p; k++) {
     const size_t cq = (size_t)k * nq, cc = (size_t)k * nc;
     double* r = f->rhs + cq;
-    mbd_forces_param(m, f->dm[k], d, r);
+    mbd_forces_param(m, f->dm[k], d, f->force_dep + (size_t)k * m->nforce, r);
     matvec_rows(nq, nq, d->stiff, f->qr + cq, -1, r);
     matvec_rows(nq, nq, d->damp, f->qdr + cq, -1, r);
-    matvec_rows(nq, nq, f->dm[k]->mass, d->qdd, -1, r);
+    if (f->mass_dep[k]) matvec_rows(nq, nq, f->dm[k]->mass, d->qdd, -1, r);
     subtract_multiplier_terms(m, d, f, k, d->lambda, f->qr + cq, r);
     constraint_params(m, d, f, k);
     for (int i = 0; i < nc; i++) f->g[cc + i] = -f->par[3 * i + 2];

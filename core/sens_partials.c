@@ -279,9 +279,11 @@ static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d
   }
 }
 
-void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d, double* dQ) {
+void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
+                      const unsigned char* active, double* dQ) {
   memcpy(dQ, dm->gravity_force, sizeof(double) * m->nq);
   for (int i = 0; i < m->nforce; i++) {
+    if (active && !active[i]) continue;
     switch ((mb_force_type)m->force_type[i]) {
       case MB_FORCE_SPRING:
         spring_param(m, dm, d, i, dQ);

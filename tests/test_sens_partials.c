@@ -126,7 +126,7 @@ static void check_param(mbt_tally* t, const char* name, mb_desc* desc, const mb_
   mbt_check(t, e_rows < 1e-7, what, e_rows, 1e-7);
 
   /* generalised forces */
-  mbd_forces_param(m, dm, d, a);
+  mbd_forces_param(m, dm, d, NULL, a);
   mb_forces(mp, dp, 0);
   mb_forces(mm, dn, 0);
   double e_forces = 0;
