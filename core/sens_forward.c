@@ -383,6 +383,16 @@ static mb_status initial_sensitivity(const mb_model* m, mb_data* d, forward* f, 
       mbd_expr_param(m, f->dm[k], d, which[r], par);
       B[(size_t)k * ld + r] = -par[0];
     }
+  /* an under-determined assembly ends where its iteration happens to stop: its sensitivity is
+     defined only when the parameters do not move it */
+  if (rows < nq && nonzero((int)((size_t)ld * p), B)) {
+    st = mb_error_set(err, MB_ERR_MODEL,
+                      "initial: the parameters move the initial configuration, which the "
+                      "\"initial\" entries leave undetermined (%d of %d coordinates fixed): "
+                      "prescribe one coordinate per degree of freedom",
+                      rows, nq);
+    goto done;
+  }
   for (int r = 0; r < rows; r++)
     for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
   if ((st = min_norm_solve(rows, nq, p, J, B)) != MB_OK) goto done;
@@ -405,6 +415,15 @@ static mb_status initial_sensitivity(const mb_model* m, mb_data* d, forward* f, 
       if (which[r] >= nc) v += f->dm[k]->pres_rate[which[r] - nc];
       B[(size_t)k * ld + r] = v;
     }
+  }
+  /* the minimum-norm velocities of an under-determined system have a simple derivative only
+     when they vanish */
+  if (rows < nq && nonzero(nq, d->qd)) {
+    st = mb_error_set(err, MB_ERR_MODEL,
+                      "initial: the gradient needs the initial velocities determined: prescribe "
+                      "one rate per degree of freedom (%d of %d fixed), or start at rest",
+                      rows, nq);
+    goto done;
   }
   for (int r = 0; r < rows; r++)
     for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
