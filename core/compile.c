@@ -964,6 +964,14 @@ static int measure_constraint(const mb_model* m, int joint, mb_coord_type coord,
 /* ---------------------------------------------------------------------------------------------
    time functions */
 
+static int func_storage(const mb_func_desc* f) {
+  switch (f->type) {
+    case MB_FUNC_TABLE: return 3 * f->ncoef;
+    case MB_FUNC_BSPLINE: return f->ncoef + 2;
+    default: return f->ncoef;
+  }
+}
+
 static int add_func(compiler* c, const mb_func_desc* f) {
   mb_model* m = c->m;
   int i = m->nfunc++;
@@ -983,15 +991,11 @@ static int add_func(compiler* c, const mb_func_desc* f) {
       mbu_spline_setup(n, data + n, ddata, ddata + 2 * n, work);
     }
     free(work);
-    m->nfuncdata += 3 * n;
-  } else {
-    m->nfuncdata += n;
+  } else if (f->type == MB_FUNC_BSPLINE) {
+    data[n] = f->time[0], data[n + 1] = f->time[1];
   }
+  m->nfuncdata += func_storage(f);
   return i;
-}
-
-static int func_storage(const mb_func_desc* f) {
-  return f->type == MB_FUNC_TABLE ? 3 * f->ncoef : f->ncoef;
 }
 
 /* ---------------------------------------------------------------------------------------------

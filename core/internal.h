@@ -37,6 +37,10 @@ void mb_lvec_add_jtgj2(const mb_model* ma, int a, const mb_model* mb, int b, dou
 /* time functions (timefunc.c): spline second derivatives for a table of n samples */
 void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, double* work);
 
+/* Times outside of which control value j of a uniform cubic B-spline (n values on [t0, t1]) has
+   no effect (infinite at the ends, where the spline is held). */
+void mbu_bspline_support(int n, double t0, double t1, int j, double* lo, double* hi);
+
 /* Derivative of time function f at t with respect to the parameter of tangent model dm: of its
    value, rate and acceleration (each may be NULL). */
 void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,

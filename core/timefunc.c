@@ -47,6 +47,44 @@ static void table_eval(int n, const double* y, const double* t, const double* yp
   *accel = A * ypp[lo] + B * ypp[hi];
 }
 
+/* Uniform cubic B-spline with n control values c on [t0, t1]: the segment of t, its local
+   coordinate and the four basis weights with their first and second derivatives in t. */
+static int bspline_basis(int n, double t0, double t1, double t, double* B, double* dB,
+                         double* ddB) {
+  const double span = (t1 - t0) / (n - 3);
+  double x = (t - t0) / span;
+  int held = 0;
+  if (x < 0) x = 0, held = 1;
+  if (x > n - 3) x = n - 3, held = 1;
+  int i = (int)floor(x);
+  if (i > n - 4) i = n - 4;
+  const double u = x - i, v = 1 - u;
+  B[0] = v * v * v / 6;
+  B[1] = (3 * u * u * u - 6 * u * u + 4) / 6;
+  B[2] = (-3 * u * u * u + 3 * u * u + 3 * u + 1) / 6;
+  B[3] = u * u * u / 6;
+  const double s = held ? 0 : 1 / span, s2 = s * s;
+  dB[0] = -v * v / 2 * s, dB[1] = (3 * u * u - 4 * u) / 2 * s;
+  dB[2] = (-3 * u * u + 2 * u + 1) / 2 * s, dB[3] = u * u / 2 * s;
+  ddB[0] = v * s2, ddB[1] = (3 * u - 2) * s2, ddB[2] = (-3 * u + 1) * s2, ddB[3] = u * s2;
+  return i;
+}
+
+static void bspline_eval(int n, const double* c, double t0, double t1, double t, double* value,
+                         double* rate, double* accel) {
+  double B[4], dB[4], ddB[4];
+  int i = bspline_basis(n, t0, t1, t, B, dB, ddB);
+  *value = *rate = *accel = 0;
+  for (int j = 0; j < 4; j++)
+    *value += c[i + j] * B[j], *rate += c[i + j] * dB[j], *accel += c[i + j] * ddB[j];
+}
+
+void mbu_bspline_support(int n, double t0, double t1, int j, double* lo, double* hi) {
+  const double span = (t1 - t0) / (n - 3);
+  *lo = j <= 3 ? -INFINITY : t0 + (j - 3) * span;
+  *hi = j >= n - 4 ? INFINITY : t0 + (j + 1) * span;
+}
+
 void mb_func_eval(const mb_model* m, int f, double t, double* value, double* rate, double* accel) {
   double v = 0, r = 0, a = 0;
   const double* c = m->func_data + m->func_adr[f];
@@ -65,6 +103,9 @@ void mb_func_eval(const mb_model* m, int f, double t, double* value, double* rat
         r = r * t + v;
         v = v * t + c[k];
       }
+      break;
+    case MB_FUNC_BSPLINE:
+      bspline_eval(n, c, c[n], c[n + 1], t, &v, &r, &a);
       break;
     case MB_FUNC_HARMONIC: {
       double arg = c[2] * t + c[3];
@@ -99,6 +140,10 @@ void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, doub
         r = r * t + v;
         v = v * t + dc[k];
       }
+      break;
+    case MB_FUNC_BSPLINE:
+      /* linear in the control values; the time span is fixed */
+      bspline_eval(n, dc, c[n], c[n + 1], t, &v, &r, &a);
       break;
     case MB_FUNC_HARMONIC: {
       /* f = c0 + c1 sin(c2 t + c3) */

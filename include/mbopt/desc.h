@@ -18,8 +18,11 @@ typedef enum mb_func_type {
   MB_FUNC_CONSTANT,   /* f = coef[0] */
   MB_FUNC_TABLE,      /* natural cubic spline through (time[i], coef[i]); held constant outside */
   MB_FUNC_POLYNOMIAL, /* f = sum_k coef[k] t^k */
-  MB_FUNC_HARMONIC    /* f = coef[0] + coef[1] sin(coef[2] t + coef[3]): offset, amplitude, omega,
+  MB_FUNC_HARMONIC,   /* f = coef[0] + coef[1] sin(coef[2] t + coef[3]): offset, amplitude, omega,
                          phase */
+  MB_FUNC_BSPLINE     /* uniform cubic B-spline of ncoef >= 4 control values on [time[0], time[1]]
+                         (ncoef - 3 equal segments); a value acts on 4 segments only; held
+                         constant outside */
 } mb_func_type;
 
 /* A scalar function of time. */
@@ -27,7 +30,8 @@ typedef struct mb_func_desc {
   mb_func_type type;
   int ncoef;     /* number of coefficients (table: number of samples) */
   mb_real* coef; /* (ncoef) */
-  double* time;  /* (ncoef) strictly increasing sample times, tables only; NULL otherwise */
+  double* time;  /* tables: (ncoef) strictly increasing sample times; B-splines: (2) start and end
+                    time; NULL otherwise */
 } mb_func_desc;
 
 /* A named local marker of a body: a point and, optionally, directions. Spatial joints use the

@@ -1,0 +1,84 @@
+/* The sensitivity workspace and the pieces forward and adjoint sensitivity share: tangent models
+   with what each parameter reaches, the explicit parameter terms of the discrete equations, the
+   factorisations of a step, KKT solves, and the initial-state sensitivities. Internal. */
+#ifndef MBOPT_SENS_H
+#define MBOPT_SENS_H
+
+#include "internal.h"
+
+typedef enum sens_factor {
+  SENS_NEWTON,            /* the Newton matrix (LU in d->tangent) */
+  SENS_NEWTON_TRANSPOSED, /* its transpose, for the adjoint */
+  SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (Cholesky in d->proj) */
+} sens_factor;
+
+typedef struct sens_ws {
+  int p;          /* parameters */
+  int ncol;       /* columns of the right-hand-side arrays: max(p, functionals, 1) */
+  mb_model** dm;  /* (p) tangent models */
+  double* window; /* (p x 2) times outside of which a parameter has no explicit effect */
+  /* which parts of the model each parameter reaches: the work for the others is skipped */
+  unsigned char* con_dep;   /* (p x ncon) */
+  unsigned char* force_dep; /* (p x nforce) */
+  unsigned char* mass_dep;  /* (p) */
+  /* sensitivities of the state, one column per parameter */
+  double* qr;   /* (nq x ncol) */
+  double* qdr;  /* (nq x ncol) */
+  double* qddr; /* (nq x ncol) */
+  double* lamr; /* (nc x ncol) */
+  /* scratch */
+  double* rhs;     /* (nq x ncol) */
+  double* g;       /* (nc x ncol) */
+  double* s;       /* (nc x ncol) */
+  double* phid_q;  /* (nc x nq) d(dPhi/dt)/dq at the projected state */
+  double* phidd_q; /* (nc x nq) d(d2Phi/dt2)/dq */
+  double* H;       /* (nq x nq) Hessian products */
+  double* vec;     /* (nq) */
+  double* par;     /* (nc x 3) explicit parameter derivatives of Phi and its rates */
+  double* gq;      /* (3 nq) partials of a functional */
+  double* save;    /* (2 nq) projected rates while the dynamic state is in d */
+  double pen;      /* penalty of the factorised projection */
+} sens_ws;
+
+/* Workspace with tangent models for the first p parameters of desc (p may be 0). */
+sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err);
+void sens_free(sens_ws* ws);
+
+/* 1 when parameter k may have explicit effects at time t. */
+int sens_active(const sens_ws* ws, int k, double t);
+
+/* Solves [A Phi_q^T; Phi_q 0] [x; s] = [r; g] for ncol right-hand sides by the augmented
+   Lagrangian iteration on the factorisation `kind` (A: the Newton matrix divided by beta h^2, its
+   transpose, or M). s holds the starting multipliers and receives the final ones. */
+double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
+                      const double* r, const double* g, double* x, double* s);
+
+/* The dynamic state: puts the Newmark rates qd*, qdd* into d (keeping the projected rates in
+   ws->save), evaluates constraints and forces there and factorises the exact Newton matrix. */
+mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
+
+/* Back to the projected state: restores the rates, evaluates the constraints, the rate Jacobians
+   ws->phid_q and ws->phidd_q, and factorises the projection matrix (penalty in ws->pen). */
+mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
+
+/* Explicit parameter terms of the dynamic equations at the dynamic state, for parameter k:
+   r = Q_rho - M_rho qdd* - (dPhi_q/drho)^T lambda and g = -Phi_rho. */
+void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
+                            double* g);
+
+/* Explicit parameter terms of the velocity (level 1) or acceleration (level 2) projection at the
+   projected state: r = -M_rho (x - x*) - (dPhi_q/drho)^T mult and g = -(d^level Phi/dt)_rho. */
+void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,
+                              double* r, double* g);
+
+/* ws->H = sum_i w_i Hessian(Phi_i). */
+void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w);
+
+/* y (nrow) += s A x for a row-major nrow x n matrix. */
+void sens_matvec(int nrow, int n, const double* A, const double* x, double s, double* y);
+
+/* Sensitivities of the assembled initial state (positions, velocities, accelerations and
+   multipliers) into ws->qr, qdr, qddr, lamr, one column per parameter. */
+mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
+
+#endif

@@ -1,0 +1,435 @@
+/* What forward and adjoint sensitivity share (see sens.h). The discrete solution of every step
+   satisfies M qdd* + Phi_q^T lambda = Q, Phi = 0 with the Newmark rates qd*, qdd* of q (seed 001,
+   eqs. 2, 3), then the mass-orthogonal projections M (qd - qd*) + Phi_q^T sigma = 0,
+   dPhi/dt = 0 and M (qdd - qdd*) + Phi_q^T kappa = 0, d2Phi/dt2 = 0 (eqs. 6, 7, converged).
+   Their derivatives are three KKT systems per step; this file holds their matrices and the
+   explicit parameter terms of their right-hand sides. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbopt/sensitivity.h"
+#include "sens.h"
+
+/* ---------------------------------------------------------------------------------------------
+   what a parameter reaches */
+
+static int nonzero(size_t n, const double* x) {
+  for (size_t i = 0; i < n; i++)
+    if (x[i] != 0) return 1;
+  return 0;
+}
+
+static int lvec_depends(const mb_model* dm, int lv) {
+  if (lv < 0) return 0;
+  if (nonzero(3, dm->lvec_const + 3 * lv)) return 1;
+  return nonzero(9 * (size_t)dm->lvec_termnum[lv], dm->term_W + 9 * dm->lvec_termadr[lv]);
+}
+
+static int func_depends(const mb_model* m, const mb_model* dm, int fn) {
+  if (fn < 0) return 0;
+  int n = m->func_type[fn] == MB_FUNC_TABLE ? 3 * m->func_num[fn] : m->func_num[fn];
+  return nonzero(n, dm->func_data + m->func_adr[fn]);
+}
+
+/* The constraints, force elements and mass matrix that parameter k reaches. */
+static void dependence(const mb_model* m, sens_ws* ws, int k) {
+  const mb_model* dm = ws->dm[k];
+  for (int i = 0; i < m->ncon; i++) {
+    int dep = dm->con_value[i] != 0 || func_depends(m, dm, m->con_func[i]);
+    for (int j = 0; j < 4; j++) dep |= lvec_depends(dm, m->con_lvec[4 * i + j]);
+    ws->con_dep[(size_t)k * m->ncon + i] = (unsigned char)dep;
+  }
+  for (int i = 0; i < m->nforce; i++) {
+    int dep =
+        dm->force_k[i] != 0 || dm->force_c[i] != 0 || dm->force_l0[i] != 0 || dm->force_f0[i] != 0;
+    for (int j = 0; j < 2; j++) dep |= lvec_depends(dm, m->force_lvec[2 * i + j]);
+    for (int j = 0; j < 3; j++) dep |= func_depends(m, dm, m->force_func[3 * i + j]);
+    if (m->force_type[i] == MB_FORCE_TORQUE)
+      for (int j = 0; j < m->dim; j++)
+        dep |= lvec_depends(dm, m->body_axes[3 * m->force_body[i] + j]);
+    ws->force_dep[(size_t)k * m->nforce + i] = (unsigned char)dep;
+  }
+  ws->mass_dep[k] = (unsigned char)nonzero((size_t)m->nq * m->nq, dm->mass);
+}
+
+/* The times at which parameter k acts explicitly: always, unless it only moves control values of
+   B-splines, which act on four segments each. */
+static void activity_window(const mb_model* m, sens_ws* ws, int k) {
+  const mb_model* dm = ws->dm[k];
+  double* w = ws->window + 2 * k;
+  w[0] = -INFINITY, w[1] = INFINITY;
+  const size_t nq = m->nq;
+  if (nonzero(3 * (size_t)m->nlvec, dm->lvec_const) || nonzero(9 * (size_t)m->nterm, dm->term_W) ||
+      nonzero(m->ncon, dm->con_value) || nonzero(m->npres, dm->pres_value) ||
+      nonzero(m->npres, dm->pres_rate) || nonzero(m->nforce, dm->force_k) ||
+      nonzero(m->nforce, dm->force_c) || nonzero(m->nforce, dm->force_l0) ||
+      nonzero(m->nforce, dm->force_f0) || nonzero(nq * nq, dm->mass) ||
+      nonzero(nq, dm->gravity_force) || nonzero(m->nbody, dm->body_mass) ||
+      nonzero(3 * (size_t)m->nelem, dm->elem_q0) || nonzero(m->nfterm, dm->fterm_weight) ||
+      nonzero(m->nfterm, dm->fterm_eps) || nonzero(3, dm->gravity))
+    return;
+  double lo = INFINITY, hi = -INFINITY;
+  for (int f = 0; f < m->nfunc; f++) {
+    if (!func_depends(m, dm, f)) continue;
+    if (m->func_type[f] != MB_FUNC_BSPLINE) return;
+    const int n = m->func_num[f];
+    const double* c = m->func_data + m->func_adr[f];
+    const double* dc = dm->func_data + m->func_adr[f];
+    for (int j = 0; j < n; j++) {
+      if (dc[j] == 0) continue;
+      double a, b;
+      mbu_bspline_support(n, c[n], c[n + 1], j, &a, &b);
+      lo = fmin(lo, a), hi = fmax(hi, b);
+    }
+  }
+  w[0] = lo, w[1] = hi;
+}
+
+int sens_active(const sens_ws* ws, int k, double t) {
+  const double* w = ws->window + 2 * k;
+  const double slack = 1e-12 * (1 + fabs(t));
+  return t >= w[0] - slack && t <= w[1] + slack;
+}
+
+void sens_free(sens_ws* ws) {
+  if (!ws) return;
+  if (ws->dm)
+    for (int k = 0; k < ws->p; k++) mb_model_free(ws->dm[k]);
+  free(ws->dm);
+  free(ws->qr);
+  free(ws->con_dep);
+  free(ws->window);
+  free(ws);
+}
+
+sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err) {
+  sens_ws* ws = calloc(1, sizeof *ws);
+  if (!ws) return NULL;
+  const size_t nq = m->nq, nc = m->ncon, np = p > 0 ? p : 1;
+  int ncol = p > m->nfunctional ? p : m->nfunctional;
+  ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
+  const size_t nk = ws->ncol;
+  double** fields[] = {&ws->qr,  &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
+                       &ws->g,   &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
+                       &ws->vec, &ws->par, &ws->gq,     &ws->save};
+  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, nc * nk,
+                           nc * nq, nc * nq, nq * nq, nq,      3 * nc,  3 * nq,  2 * nq};
+  size_t total = 8;
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
+  double* b = calloc(total, sizeof(double));
+  ws->dm = calloc(np, sizeof(mb_model*));
+  ws->con_dep = calloc(np * (nc + m->nforce + 1) + 1, 1);
+  ws->window = calloc(2 * np, sizeof(double));
+  if (!b || !ws->dm || !ws->con_dep || !ws->window) {
+    free(b);
+    sens_free(ws);
+    mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = b, b += counts[i];
+  ws->force_dep = ws->con_dep + np * nc;
+  ws->mass_dep = ws->force_dep + np * m->nforce;
+  for (int k = 0; k < p; k++) {
+    if (mbd_model_tangent(desc, m, k, &ws->dm[k], err) != MB_OK) {
+      sens_free(ws);
+      return NULL;
+    }
+    dependence(m, ws, k);
+    activity_window(m, ws, k);
+  }
+  return ws;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   KKT solves by the augmented Lagrangian iteration */
+
+double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
+                      const double* r, const double* g, double* x, double* s) {
+  const int nq = m->nq, nc = m->ncon;
+  const double bh2 = m->opt.beta * m->opt.step * m->opt.step;
+  double worst = 0;
+  for (int it = 0; it < 100; it++) {
+    /* x = (A + pen Phi_q^T S Phi_q)^-1 (r - Phi_q^T (s - pen S g)) */
+    for (int k = 0; k < ncol; k++) {
+      double* xk = x + (size_t)k * nq;
+      const double *sk = s + (size_t)k * nc, *gk = g + (size_t)k * nc;
+      memcpy(xk, r + (size_t)k * nq, sizeof(double) * nq);
+      for (int i = 0; i < nc; i++) {
+        const double w = sk[i] - pen * m->con_scale[i] * gk[i];
+        if (w == 0) continue;
+        const double* row = d->phiq + (size_t)i * nq;
+        for (int j = 0; j < nq; j++) xk[j] -= w * row[j];
+      }
+      if (kind != SENS_PROJECTION)
+        for (int j = 0; j < nq; j++) xk[j] *= bh2;
+    }
+    /* d->tangent holds the row-major Newton matrix, i.e. its transpose in column-major */
+    if (kind == SENS_NEWTON)
+      LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'T', nq, ncol, d->tangent, nq, d->pivot, x, nq);
+    else if (kind == SENS_NEWTON_TRANSPOSED)
+      LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', nq, ncol, d->tangent, nq, d->pivot, x, nq);
+    else
+      LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, ncol, d->proj, nq, x, nq);
+    /* s += pen S (Phi_q x - g) */
+    worst = 0;
+    double scale = 1;
+    for (int k = 0; k < ncol; k++) {
+      const double* xk = x + (size_t)k * nq;
+      double* sk = s + (size_t)k * nc;
+      const double* gk = g + (size_t)k * nc;
+      scale = fmax(scale, mbu_norm_inf(nq, xk));
+      for (int i = 0; i < nc; i++) {
+        double v = -gk[i];
+        const double* row = d->phiq + (size_t)i * nq;
+        for (int j = 0; j < nq; j++) v += row[j] * xk[j];
+        sk[i] += pen * m->con_scale[i] * v;
+        worst = fmax(worst, fabs(v));
+      }
+    }
+    if (worst <= 1e-13 * scale) break;
+  }
+  return worst;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the two states of a step and their factorisations */
+
+mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+  const int nq = m->nq;
+  memcpy(ws->save, d->qd, sizeof(double) * nq);
+  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
+  memcpy(d->qd, d->qd_star, sizeof(double) * nq);
+  memcpy(d->qdd, d->qdd_star, sizeof(double) * nq);
+  mb_constraints(m, d);
+  mb_forces(m, d, 1);
+  mb_newton_matrix(m, d, d->lambda, 1);
+  if (LAPACKE_dgetrf(LAPACK_COL_MAJOR, nq, nq, d->tangent, nq, d->pivot) != 0)
+    return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
+  return MB_OK;
+}
+
+mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon;
+  memcpy(d->qd, ws->save, sizeof(double) * nq);
+  memcpy(d->qdd, ws->save + nq, sizeof(double) * nq);
+  mb_constraints(m, d);
+  memset(ws->phid_q, 0, sizeof(double) * nc * nq);
+  memset(ws->phidd_q, 0, sizeof(double) * nc * nq);
+  for (int i = 0; i < nc; i++)
+    mbd_expr_rows(m, d, i, NULL, ws->phid_q + (size_t)i * nq, ws->phidd_q + (size_t)i * nq);
+  ws->pen = mb_projection_penalty(m, d->phiq);
+  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
+  mbu_add_gram(nc, nq, d->phiq, m->con_scale, ws->pen, d->proj);
+  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
+    return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular projection matrix", d->t);
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   explicit parameter terms */
+
+void sens_matvec(int nrow, int n, const double* A, const double* x, double s, double* y) {
+  for (int i = 0; i < nrow; i++) {
+    double sum = 0;
+    for (int j = 0; j < n; j++) sum += A[(size_t)i * n + j] * x[j];
+    y[i] += s * sum;
+  }
+}
+
+void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w) {
+  memset(ws->H, 0, sizeof(double) * m->nq * m->nq);
+  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, w[i], ws->H);
+}
+
+/* ws->par: explicit derivatives of Phi, dPhi/dt, d2Phi/dt2 of every constraint */
+static void constraint_params(const mb_model* m, const mb_data* d, sens_ws* ws, int k) {
+  const unsigned char* dep = ws->con_dep + (size_t)k * m->ncon;
+  for (int i = 0; i < m->ncon; i++) {
+    if (dep[i])
+      mbd_expr_param(m, ws->dm[k], d, i, ws->par + 3 * i);
+    else
+      ws->par[3 * i] = ws->par[3 * i + 1] = ws->par[3 * i + 2] = 0;
+  }
+}
+
+/* r -= (dPhi_q/drho_k)^T w */
+static void subtract_rows_param(const mb_model* m, const mb_data* d, sens_ws* ws, int k,
+                                const double* w, double* r) {
+  const unsigned char* dep = ws->con_dep + (size_t)k * m->ncon;
+  memset(ws->vec, 0, sizeof(double) * m->nq);
+  for (int i = 0; i < m->ncon; i++)
+    if (dep[i]) mbd_expr_rows_param(m, ws->dm[k], d, i, w[i], ws->vec);
+  for (int j = 0; j < m->nq; j++) r[j] -= ws->vec[j];
+}
+
+void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
+                            double* g) {
+  const int nq = m->nq;
+  mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
+  if (ws->mass_dep[k]) sens_matvec(nq, nq, ws->dm[k]->mass, d->qdd, -1, r);
+  subtract_rows_param(m, d, ws, k, d->lambda, r);
+  constraint_params(m, d, ws, k);
+  for (int i = 0; i < m->ncon; i++) g[i] = -ws->par[3 * i];
+}
+
+void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,
+                              double* r, double* g) {
+  const int nq = m->nq;
+  const double* star = level == 1 ? d->qd_star : d->qdd_star;
+  const double* x = level == 1 ? d->qd : d->qdd;
+  const double* mult = level == 1 ? d->sigma : d->kappa;
+  memset(r, 0, sizeof(double) * nq);
+  if (ws->mass_dep[k]) {
+    double* diff = ws->gq; /* scratch of 3 nq */
+    for (int j = 0; j < nq; j++) diff[j] = x[j] - star[j];
+    sens_matvec(nq, nq, ws->dm[k]->mass, diff, -1, r);
+  }
+  subtract_rows_param(m, d, ws, k, mult, r);
+  constraint_params(m, d, ws, k);
+  for (int i = 0; i < m->ncon; i++) g[i] = -ws->par[3 * i + level];
+}
+
+/* ---------------------------------------------------------------------------------------------
+   initial state */
+
+/* Solves the (possibly rectangular) rows x = b in the least-squares, minimum-norm sense for ncol
+   right-hand sides; J is rows x nq column-major and destroyed, B holds max(rows, nq) x ncol. */
+static mb_status min_norm_solve(int rows, int nq, int ncol, double* J, double* B) {
+  int mn = rows < nq ? rows : nq;
+  double* sv = malloc(sizeof(double) * (mn + 1));
+  if (!sv) return MB_ERR_MEMORY;
+  lapack_int rank;
+  int ldb = rows > nq ? rows : nq;
+  lapack_int info =
+      LAPACKE_dgelsd(LAPACK_COL_MAJOR, rows, nq, ncol, J, rows, B, ldb, sv, 1e-12, &rank);
+  free(sv);
+  return info == 0 ? MB_OK : MB_ERR_LINALG;
+}
+
+/* The rows of the assembly: constraints, then prescribed values (level 0) or rates (level 1). */
+static int assembly_rows(const mb_model* m, int level, int* which) {
+  int rows = 0;
+  for (int i = 0; i < m->ncon; i++) which[rows++] = i;
+  for (int i = 0; i < m->npres; i++)
+    if (level == 0 ? m->pres_has_value[i] : m->pres_has_rate[i]) which[rows++] = m->ncon + i;
+  return rows;
+}
+
+mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon, p = ws->p;
+  const int maxrows = nc + m->npres;
+  const int ld = maxrows > nq ? maxrows : nq;
+  mb_status st = MB_ERR_MEMORY;
+  int* which = malloc(sizeof(int) * (maxrows + 1));
+  double* J = calloc((size_t)maxrows * nq + 1, sizeof(double));
+  double* B = calloc((size_t)ld * p + 1, sizeof(double));
+  double* rows_q = calloc((size_t)maxrows * nq + 1, sizeof(double));
+  double* rows_v = calloc((size_t)maxrows * nq + 1, sizeof(double));
+  double* par = calloc(3 * (size_t)maxrows + 1, sizeof(double));
+  if (!which || !J || !B || !rows_q || !rows_v || !par) goto done;
+  memset(ws->qr, 0, sizeof(double) * nq * ws->ncol);
+  memset(ws->qdr, 0, sizeof(double) * nq * ws->ncol);
+  memset(ws->qddr, 0, sizeof(double) * nq * ws->ncol);
+  memset(ws->lamr, 0, sizeof(double) * nc * ws->ncol);
+
+  /* positions: d(rows)/dq q_rho = -d(rows)/drho */
+  int rows = assembly_rows(m, 0, which);
+  for (int r = 0; r < rows; r++) mbd_expr_rows(m, d, which[r], rows_q + (size_t)r * nq, NULL, NULL);
+  for (int k = 0; k < p; k++) {
+    if (!sens_active(ws, k, d->t)) continue;
+    for (int r = 0; r < rows; r++) {
+      mbd_expr_param(m, ws->dm[k], d, which[r], par);
+      B[(size_t)k * ld + r] = -par[0];
+    }
+  }
+  /* an under-determined assembly ends where its iteration happens to stop: its sensitivity is
+     defined only when the parameters do not move it */
+  if (rows < nq && nonzero((size_t)ld * p, B)) {
+    st = mb_error_set(err, MB_ERR_MODEL,
+                      "initial: the parameters move the initial configuration, which the "
+                      "\"initial\" entries leave undetermined (%d of %d coordinates fixed): "
+                      "prescribe one coordinate per degree of freedom",
+                      rows, nq);
+    goto done;
+  }
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
+  if (p > 0 && (st = min_norm_solve(rows, nq, p, J, B)) != MB_OK) goto done;
+  for (int k = 0; k < p; k++)
+    memcpy(ws->qr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
+
+  /* velocities: rows qd_rho = -(d(rows qd)/dq q_rho + d(rows qd)/drho) + d(rate)/drho */
+  rows = assembly_rows(m, 1, which);
+  memset(rows_q, 0, sizeof(double) * (size_t)maxrows * nq);
+  memset(rows_v, 0, sizeof(double) * (size_t)maxrows * nq);
+  memset(B, 0, sizeof(double) * (size_t)ld * p);
+  for (int r = 0; r < rows; r++)
+    mbd_expr_rows(m, d, which[r], rows_q + (size_t)r * nq, rows_v + (size_t)r * nq, NULL);
+  for (int k = 0; k < p; k++) {
+    const double* qr = ws->qr + (size_t)k * nq;
+    const int active = sens_active(ws, k, d->t);
+    for (int r = 0; r < rows; r++) {
+      double v = 0;
+      if (active) {
+        mbd_expr_param(m, ws->dm[k], d, which[r], par);
+        v = -par[1];
+        if (which[r] >= nc) v += ws->dm[k]->pres_rate[which[r] - nc];
+      }
+      for (int j = 0; j < nq; j++) v -= rows_v[(size_t)r * nq + j] * qr[j];
+      B[(size_t)k * ld + r] = v;
+    }
+  }
+  /* the minimum-norm velocities of an under-determined system have a simple derivative only
+     when they vanish */
+  if (rows < nq && nonzero(nq, d->qd)) {
+    st = mb_error_set(err, MB_ERR_MODEL,
+                      "initial: the gradient needs the initial velocities determined: prescribe "
+                      "one rate per degree of freedom (%d of %d fixed), or start at rest",
+                      rows, nq);
+    goto done;
+  }
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
+  if (p > 0 && (st = min_norm_solve(rows, nq, p, J, B)) != MB_OK) goto done;
+  for (int k = 0; k < p; k++)
+    memcpy(ws->qdr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
+
+  /* accelerations and multipliers: M qdd_rho + Phi_q^T lambda_rho =
+     Q_rho - K q_rho - C qd_rho - M_rho qdd - H_lambda q_rho - (dPhi_q/drho)^T lambda,
+     Phi_q qdd_rho = -(d2Phi/dt2)_q q_rho - 2 (dPhi/dt)_q qd_rho - (d2Phi/dt2)_rho */
+  mb_forces(m, d, 1);
+  memcpy(d->qd_star, d->qd, sizeof(double) * nq);
+  memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
+  memcpy(ws->save, d->qd, sizeof(double) * nq);
+  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
+  if ((st = sens_projected_state(m, d, ws, err)) != MB_OK) goto done;
+  sens_hessian(m, d, ws, d->lambda);
+  for (int k = 0; k < p; k++) {
+    const size_t cq = (size_t)k * nq, cc = (size_t)k * nc;
+    double *r = ws->rhs + cq, *g = ws->g + cc;
+    memset(r, 0, sizeof(double) * nq);
+    memset(g, 0, sizeof(double) * nc);
+    if (sens_active(ws, k, d->t)) sens_explicit_dynamics(m, d, ws, k, r, g);
+    sens_matvec(nq, nq, d->stiff, ws->qr + cq, -1, r);
+    sens_matvec(nq, nq, d->damp, ws->qdr + cq, -1, r);
+    sens_matvec(nq, nq, ws->H, ws->qr + cq, -1, r);
+    if (sens_active(ws, k, d->t)) {
+      constraint_params(m, d, ws, k);
+      for (int i = 0; i < nc; i++) g[i] = -ws->par[3 * i + 2];
+    }
+    sens_matvec(nc, nq, ws->phidd_q, ws->qr + cq, -1, g);
+    sens_matvec(nc, nq, ws->phid_q, ws->qdr + cq, -2, g);
+  }
+  if (p > 0) sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr);
+  st = MB_OK;
+
+done:
+  if (st == MB_ERR_MEMORY)
+    mb_error_set(err, st, "initial sensitivities: out of memory");
+  else if (st == MB_ERR_LINALG)
+    mb_error_set(err, st, "initial sensitivities: least-squares solve failed");
+  free(which), free(J), free(B), free(rows_q), free(rows_v), free(par);
+  return st;
+}
