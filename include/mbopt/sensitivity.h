@@ -3,6 +3,8 @@
 #ifndef MBOPT_SENSITIVITY_H
 #define MBOPT_SENSITIVITY_H
 
+#include <stddef.h>
+
 #include "mbopt/model.h"
 
 /* Tangent model: a model-shaped struct with the same sizes and integer arrays as m, whose real
@@ -42,5 +44,13 @@ double mbd_functional_param(const mb_model* m, const mb_model* dm, const mb_data
    differentiation of the discrete scheme including the projections and the initial assembly. */
 mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
                       mb_error* err);
+
+/* Discrete adjoint sensitivity: the same functionals and gradients as mbd_forward, by one
+   backward sweep over the stored trajectory that serves all functionals at once; its cost hardly
+   grows with the number of parameters. With checkpoint = k > 0 only every k-th state is stored
+   and each segment is recomputed before it is swept (less memory, one more simulation). memory
+   (may be NULL) receives the bytes the trajectory took. */
+mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
+                      double* psi, double* grad, size_t* memory, mb_error* err);
 
 #endif

@@ -1,0 +1,325 @@
+/* Discrete adjoint sensitivity of ALI3-P with projections: the transpose of the forward
+   sensitivity's per-step linear maps (sens.h, sens_forward.c), swept backward in time.
+
+   Forward, step n maps the sensitivities y_{n-1} = (q, qd, qdd)_rho of the last step through
+     hat_v = c1 q + c2 qd + c3 qdd,  hat_a = d1 q + d2 qd + d3 qdd          (Newmark history)
+     K1 [x; mu] = [r1 + M hat_a + C hat_v; g1]                               (eq. 23)
+     qd* = cv x - hat_v,  qdd* = ca x - hat_a
+     K2 [u; .] = [M qd* - H_sigma x + r2; -Phi'_q x + g2]                    (velocity projection)
+     K3 [v; .] = [M qdd* - H_kappa x + r3; -Phi''_q x - 2 Phi'_q u + g3]     (acceleration
+   projection) with K1 = [A Phi_q^T; Phi_q 0] (A the Newton matrix over beta h^2), K2 = K3 = [M
+   Phi_q^T; Phi_q 0] and r, g the explicit parameter terms. The adjoint runs these backward with
+   K^T, one column per functional: the cost does not grow with the number of parameters, whose
+   explicit terms enter only as dot products at the steps where they act. The forward run stores
+   each step's states (or, with checkpointing, every k-th state, and recomputes each segment before
+   sweeping it). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mbopt/sensitivity.h"
+#include "mbopt/simulate.h"
+#include "sens.h"
+
+/* what one step stores: the dynamic state (q, qd*, qdd*, lambda) and the projected one
+   (qd, qdd, sigma, kappa) */
+enum { REC_Q, REC_QDS, REC_QDDS, REC_LAM, REC_QD, REC_QDD, REC_SIG, REC_KAP, REC_COUNT };
+
+typedef struct tape {
+  int nq, nc, k; /* checkpoint interval k (>= number of steps: everything is stored) */
+  long nstep;
+  size_t rec;    /* doubles per step record */
+  double* steps; /* (min(k, nstep) + 1) records: the current segment */
+  double* marks; /* (nstep / k + 1) x (3 nq + nc) checkpoints: q, qd, qdd, lambda */
+  size_t bytes;
+} tape;
+
+static size_t rec_offset(const tape* tp, int field) {
+  const size_t nq = tp->nq, nc = tp->nc;
+  static const int is_con[REC_COUNT] = {0, 0, 0, 1, 0, 0, 1, 1};
+  size_t off = 0;
+  for (int f = 0; f < field; f++) off += is_con[f] ? nc : nq;
+  return off;
+}
+
+static double* rec_field(const tape* tp, long slot, int field) {
+  return tp->steps + (size_t)slot * tp->rec + rec_offset(tp, field);
+}
+
+static void record_step(const mb_model* m, const mb_data* d, tape* tp, long slot) {
+  const size_t nq = m->nq, nc = m->ncon;
+  memcpy(rec_field(tp, slot, REC_Q), d->q, nq * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_QDS), d->qd_star, nq * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_QDDS), d->qdd_star, nq * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_LAM), d->lambda, nc * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_QD), d->qd, nq * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_QDD), d->qdd, nq * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_SIG), d->sigma, nc * sizeof(double));
+  memcpy(rec_field(tp, slot, REC_KAP), d->kappa, nc * sizeof(double));
+}
+
+static void restore_step(const mb_model* m, mb_data* d, const tape* tp, long slot) {
+  const size_t nq = m->nq, nc = m->ncon;
+  memcpy(d->q, rec_field(tp, slot, REC_Q), nq * sizeof(double));
+  memcpy(d->qd_star, rec_field(tp, slot, REC_QDS), nq * sizeof(double));
+  memcpy(d->qdd_star, rec_field(tp, slot, REC_QDDS), nq * sizeof(double));
+  memcpy(d->lambda, rec_field(tp, slot, REC_LAM), nc * sizeof(double));
+  memcpy(d->qd, rec_field(tp, slot, REC_QD), nq * sizeof(double));
+  memcpy(d->qdd, rec_field(tp, slot, REC_QDD), nq * sizeof(double));
+  memcpy(d->sigma, rec_field(tp, slot, REC_SIG), nc * sizeof(double));
+  memcpy(d->kappa, rec_field(tp, slot, REC_KAP), nc * sizeof(double));
+}
+
+static double* mark(const tape* tp, long index) {
+  return tp->marks + (size_t)index * (3 * tp->nq + tp->nc);
+}
+
+static void save_mark(const mb_model* m, const mb_data* d, tape* tp, long index) {
+  double* x = mark(tp, index);
+  memcpy(x, d->q, m->nq * sizeof(double));
+  memcpy(x + m->nq, d->qd, m->nq * sizeof(double));
+  memcpy(x + 2 * m->nq, d->qdd, m->nq * sizeof(double));
+  memcpy(x + 3 * m->nq, d->lambda, m->ncon * sizeof(double));
+}
+
+static void load_mark(const mb_model* m, mb_data* d, const tape* tp, long index, long step) {
+  const double* x = mark(tp, index);
+  memcpy(d->q, x, m->nq * sizeof(double));
+  memcpy(d->qd, x + m->nq, m->nq * sizeof(double));
+  memcpy(d->qdd, x + 2 * m->nq, m->nq * sizeof(double));
+  memcpy(d->lambda, x + 3 * m->nq, m->ncon * sizeof(double));
+  d->report.steps = (int)step;
+  d->t = step * m->opt.step;
+}
+
+static int tape_init(const mb_model* m, tape* tp, long nstep, int k) {
+  tp->nq = m->nq, tp->nc = m->ncon, tp->nstep = nstep;
+  tp->k = k > 0 && k < nstep ? k : (int)(nstep > 0 ? nstep : 1);
+  tp->rec = 6 * (size_t)m->nq + 3 * (size_t)m->ncon;
+  const size_t nrec = (size_t)tp->k + 1, nmark = (size_t)(nstep / tp->k) + 1;
+  tp->steps = calloc(nrec * tp->rec + 1, sizeof(double));
+  tp->marks = calloc(nmark * (3 * (size_t)m->nq + m->ncon) + 1, sizeof(double));
+  tp->bytes = (nrec * tp->rec + nmark * (3 * (size_t)m->nq + m->ncon)) * sizeof(double);
+  return tp->steps && tp->marks;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the backward sweep */
+
+typedef struct adjoint {
+  int nf;
+  double *abar, *bbar, *cbar; /* (nq x nf) adjoints of q_rho, qd_rho, qdd_rho */
+  double *hv, *ha;            /* (nq x nf) adjoints of the Newmark history */
+  double *zeta, *eta, *zero;  /* (nq x nf), (nc x nf), (nc x nf) */
+  double *r, *g;              /* (nq), (nc) explicit terms of one parameter */
+} adjoint;
+
+/* local objective at the state of d: adjoints += weight partials, grad += weight explicit */
+static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int final,
+                            double weight, double* grad) {
+  const int nq = m->nq;
+  double *gq = ws->gq, *gqd = ws->gq + nq, *gqdd = ws->gq + 2 * nq;
+  for (int f = 0; f < a->nf; f++) {
+    mbd_functional_partials(m, d, f, final, gq, gqd, gqdd);
+    for (int j = 0; j < nq; j++) {
+      a->abar[(size_t)f * nq + j] += weight * gq[j];
+      a->bbar[(size_t)f * nq + j] += weight * gqd[j];
+      a->cbar[(size_t)f * nq + j] += weight * gqdd[j];
+    }
+    for (int k = 0; k < ws->p; k++)
+      if (sens_active(ws, k, d->t))
+        grad[(size_t)f * ws->p + k] += weight * mbd_functional_param(m, ws->dm[k], d, f, final);
+  }
+}
+
+static double dot(int n, const double* x, const double* y) {
+  double s = 0;
+  for (int i = 0; i < n; i++) s += x[i] * y[i];
+  return s;
+}
+
+/* grad[f][k] += zeta_f . r_k + eta_f . g_k for the explicit terms of `level` (0: dynamics) */
+static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int level,
+                           double* grad) {
+  const int nq = m->nq, nc = m->ncon;
+  for (int k = 0; k < ws->p; k++) {
+    if (!sens_active(ws, k, d->t)) continue;
+    if (level == 0)
+      sens_explicit_dynamics(m, d, ws, k, a->r, a->g);
+    else
+      sens_explicit_projection(m, d, ws, k, level, a->r, a->g);
+    for (int f = 0; f < a->nf; f++)
+      grad[(size_t)f * ws->p + k] +=
+          dot(nq, a->zeta + (size_t)f * nq, a->r) + dot(nc, a->eta + (size_t)f * nc, a->g);
+  }
+}
+
+/* The adjoint of one projection: K^T [zeta; eta] = [xbar; 0]; then the inputs' adjoints:
+   abar -= H_mult zeta + (d^level Phi)_q^T eta, [level 2: bbar -= 2 (dPhi/dt)_q^T eta],
+   star = M zeta (the adjoint of x*). */
+static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int level,
+                               const double* xbar, double* star, double* grad) {
+  const int nq = m->nq, nc = m->ncon, nf = a->nf;
+  memset(a->eta, 0, sizeof(double) * nc * nf);
+  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, nf, xbar, a->zero, a->zeta, a->eta);
+  sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
+  const double* rates = level == 1 ? ws->phid_q : ws->phidd_q;
+  for (int f = 0; f < nf; f++) {
+    const double *z = a->zeta + (size_t)f * nq, *e = a->eta + (size_t)f * nc;
+    double *ab = a->abar + (size_t)f * nq, *bb = a->bbar + (size_t)f * nq;
+    sens_matvec(nq, nq, ws->H, z, -1, ab);
+    for (int i = 0; i < nc; i++)
+      for (int j = 0; j < nq; j++) {
+        ab[j] -= rates[(size_t)i * nq + j] * e[i];
+        if (level == 2) bb[j] -= 2 * ws->phid_q[(size_t)i * nq + j] * e[i];
+      }
+    memset(star + (size_t)f * nq, 0, sizeof(double) * nq);
+    sens_matvec(nq, nq, m->mass, z, 1, star + (size_t)f * nq);
+  }
+  explicit_terms(m, d, ws, a, level, grad);
+}
+
+/* One backward step through step n, whose record is restored in d. On entry the adjoints hold
+   the derivatives of the functionals with respect to (q, qd, qdd)_rho of step n; on exit those
+   of step n - 1 (without its own objective terms). */
+static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, double* grad,
+                               mb_error* err) {
+  const int nq = m->nq, nf = a->nf;
+  const size_t n = (size_t)nq * nf;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double c1 = gamma / (beta * h), c2 = gamma / beta - 1, c3 = h * (gamma / (2 * beta) - 1);
+  const double d1 = 1 / (beta * h * h), d2 = 1 / (beta * h), d3 = 1 / (2 * beta) - 1;
+  double *qd_star_bar = a->hv, *qdd_star_bar = a->ha;
+
+  /* projections, last first: the acceleration projection reads the projected velocities */
+  memcpy(ws->save, d->qd, sizeof(double) * nq);
+  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
+  mb_status st = sens_projected_state(m, d, ws, err);
+  if (st != MB_OK) return st;
+  projection_adjoint(m, d, ws, a, 2, a->cbar, qdd_star_bar, grad);
+  projection_adjoint(m, d, ws, a, 1, a->bbar, qd_star_bar, grad);
+
+  /* qd* = cv x - hat_v, qdd* = ca x - hat_a */
+  for (size_t i = 0; i < n; i++) a->abar[i] += c1 * qd_star_bar[i] + d1 * qdd_star_bar[i];
+
+  /* the tangent linear model: K1^T [zeta; eta] = [abar; 0] */
+  if ((st = sens_dynamic_state(m, d, ws, err)) != MB_OK) return st;
+  memset(a->eta, 0, sizeof(double) * m->ncon * nf);
+  sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->zero, a->zeta,
+                 a->eta);
+  explicit_terms(m, d, ws, a, 0, grad);
+
+  /* hat_a and hat_v: -qdd*_bar + M zeta, -qd*_bar + C^T zeta; then the previous step's rates */
+  for (int f = 0; f < nf; f++) {
+    const double* z = a->zeta + (size_t)f * nq;
+    double *hv = a->hv + (size_t)f * nq, *ha = a->ha + (size_t)f * nq;
+    for (int j = 0; j < nq; j++) hv[j] = -hv[j], ha[j] = -ha[j];
+    sens_matvec(nq, nq, m->mass, z, 1, ha);
+    for (int i = 0; i < nq; i++)
+      for (int j = 0; j < nq; j++) hv[j] += d->damp[(size_t)i * nq + j] * z[i];
+  }
+  for (size_t i = 0; i < n; i++) {
+    a->abar[i] = c1 * a->hv[i] + d1 * a->ha[i];
+    a->bbar[i] = c2 * a->hv[i] + d2 * a->ha[i];
+    a->cbar[i] = c3 * a->hv[i] + d3 * a->ha[i];
+  }
+  return MB_OK;
+}
+
+mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
+                      double* psi, double* grad, size_t* memory, mb_error* err) {
+  const int p = desc->nparam, nf = m->nfunctional, nq = m->nq, nc = m->ncon;
+  const double h = m->opt.step;
+  const long nstep = lround(m->opt.t_end / h);
+  tape tp = {0};
+  adjoint a = {0};
+  mb_status st = MB_ERR_MEMORY;
+  double* buf = NULL;
+  sens_ws* ws = sens_create(desc, m, p, err);
+  if (!ws) {
+    st = err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
+    goto done;
+  }
+  const size_t cq = (size_t)nq * (nf > 0 ? nf : 1), cc = (size_t)nc * (nf > 0 ? nf : 1);
+  buf = calloc(6 * cq + 2 * cc + nq + nc + 8, sizeof(double));
+  if (!tape_init(m, &tp, nstep, checkpoint) || !buf) {
+    mb_error_set(err, st, "adjoint sensitivity: out of memory");
+    goto done;
+  }
+  a.nf = nf;
+  a.abar = buf, a.bbar = buf + cq, a.cbar = buf + 2 * cq, a.hv = buf + 3 * cq;
+  a.ha = buf + 4 * cq, a.zeta = buf + 5 * cq, a.eta = buf + 6 * cq, a.zero = a.eta + cc;
+  a.r = a.zero + cc, a.g = a.r + nq;
+  memset(psi, 0, sizeof(double) * nf);
+  memset(grad, 0, sizeof(double) * nf * p);
+  memset(&d->report, 0, sizeof d->report);
+
+  /* forward: the functionals, and the tape */
+  const int full = tp.k >= nstep;
+  if ((st = mb_assemble(m, d, err)) != MB_OK) goto done;
+  memcpy(d->qd_star, d->qd, sizeof(double) * nq);
+  memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
+  save_mark(m, d, &tp, 0);
+  if (full) record_step(m, d, &tp, 0);
+  mb_sensors(m, d);
+  for (int f = 0; f < nf; f++)
+    psi[f] += (nstep > 0 ? 0.5 * h : 0) * mb_functional_value(m, d, f, 0);
+  for (long n = 1; n <= nstep; n++) {
+    if ((st = mb_step(m, d, err)) != MB_OK) goto done;
+    if (full) record_step(m, d, &tp, n);
+    if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
+    mb_sensors(m, d);
+    for (int f = 0; f < nf; f++)
+      psi[f] += (n == nstep ? 0.5 * h : h) * mb_functional_value(m, d, f, 0);
+  }
+  for (int f = 0; f < nf; f++) psi[f] += mb_functional_value(m, d, f, 1);
+
+  /* backward, segment by segment: [s0 + 1, s1] recomputed from the checkpoint at s0 */
+  for (long s1 = nstep; s1 > 0;) {
+    const long s0 = ((s1 - 1) / tp.k) * tp.k;
+    if (!full) {
+      load_mark(m, d, &tp, s0 / tp.k, s0);
+      for (long n = s0 + 1; n <= s1; n++) {
+        if ((st = mb_step(m, d, err)) != MB_OK) goto done;
+        record_step(m, d, &tp, n - s0);
+      }
+    }
+    for (long n = s1; n > s0; n--) {
+      restore_step(m, d, &tp, full ? n : n - s0);
+      d->t = n * h;
+      if (n == nstep) objective_terms(m, d, ws, &a, 1, 1, grad);
+      objective_terms(m, d, ws, &a, 0, n == nstep ? 0.5 * h : h, grad);
+      if ((st = backward_step(m, d, ws, &a, grad, err)) != MB_OK) goto done;
+    }
+    s1 = s0;
+  }
+
+  /* the initial state: its objective terms, then its sensitivities through the assembly */
+  if (full) {
+    restore_step(m, d, &tp, 0);
+  } else {
+    load_mark(m, d, &tp, 0, 0);
+    memcpy(d->qd_star, d->qd, sizeof(double) * nq);
+    memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
+  }
+  d->t = 0;
+  objective_terms(m, d, ws, &a, 0, nstep > 0 ? 0.5 * h : 0, grad);
+  if (nstep == 0) objective_terms(m, d, ws, &a, 1, 1, grad);
+  if (p > 0 && (st = sens_initial(m, d, ws, err)) != MB_OK) goto done;
+  for (int f = 0; f < nf; f++)
+    for (int k = 0; k < p; k++) {
+      const size_t col = (size_t)k * nq, adj = (size_t)f * nq;
+      grad[(size_t)f * p + k] += dot(nq, a.abar + adj, ws->qr + col) +
+                                 dot(nq, a.bbar + adj, ws->qdr + col) +
+                                 dot(nq, a.cbar + adj, ws->qddr + col);
+    }
+  st = MB_OK;
+
+done:
+  if (memory) *memory = tp.bytes;
+  free(tp.steps);
+  free(tp.marks);
+  free(buf);
+  sens_free(ws);
+  return st;
+}
