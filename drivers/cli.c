@@ -1,6 +1,7 @@
 /* Shared pieces of the mbopt command line. */
 #include "cli.h"
 
+#include "mbopt/gradient.h"
 #include "mbopt/sensitivity.h"
 
 #include <math.h>
@@ -75,17 +76,19 @@ int cli_compile(const char* path, const mb_desc* d, mb_model** m) {
   return CLI_OK;
 }
 
-mb_status cli_functionals(const mb_desc* d, const mb_model* m, double* psi, double* grad) {
-  mb_data* data = mb_data_create(m);
-  if (!data) {
-    cli_error("out of memory");
-    return MB_ERR_MEMORY;
-  }
+mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
+                          double* grad) {
   mb_error err;
   mb_error_clear(&err);
-  mb_status st = mbd_forward(d, m, data, psi, grad, &err);
+  mb_status st;
+  if (grad) {
+    st = mb_gradient(d, m, (mb_method)method, 0, psi, grad, NULL, &err);
+  } else {
+    mb_data* data = mb_data_create(m);
+    st = data ? mbd_forward(d, m, data, psi, NULL, &err) : MB_ERR_MEMORY;
+    mb_data_free(data);
+  }
   if (st != MB_OK) cli_error("%s", err.message[0] ? err.message : mb_status_str(st));
-  mb_data_free(data);
   return st;
 }
 

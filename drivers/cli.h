@@ -25,9 +25,10 @@ int cli_load_desc(const char* path, double step, double t_end, mb_desc* d);
 /* Compiles a description, printing the error; returns an exit code. */
 int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 
-/* Runs the functionals of m (compiled from d) and, when grad is not NULL, their forward
-   gradients (see mbd_forward); prints the error. Returns a library status. */
-mb_status cli_functionals(const mb_desc* d, const mb_model* m, double* psi, double* grad);
+/* Runs the functionals of m (compiled from d) and, when grad is not NULL, their gradients by
+   `method` (mb_method); prints the error. Returns a library status. */
+mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
+                          double* grad);
 
 /* Parses the options shared by the commands that take a SPEC and a time grid: --step, --t-end.
    Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was not, -1 on error. */

@@ -1,5 +1,5 @@
 /* mbopt gradient: the functionals of a spec and their exact gradients with respect to its
-   parameters. */
+   parameters, by forward or adjoint sensitivity. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "mbopt/gradient.h"
 
 static void gradient_help(FILE* out) {
   fprintf(out,
@@ -15,34 +16,48 @@ static void gradient_help(FILE* out) {
           "Simulates the model of SPEC.json and prints its functionals and their gradients with\n"
           "respect to every parameter of its \"parameters\" table.\n\n"
           "Options:\n"
-          "  --method M    forward (direct differentiation of ALI3-P) or auto (default: auto)\n"
-          "  --step H      integration step in s (default: the spec's simulation.step)\n"
-          "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
-          "  --json        print one JSON object: parameters, functionals with value and\n"
-          "                gradient, method, reason, seconds\n"
-          "  -h, --help    show this help\n");
+          "  --method M       forward (direct differentiation), adjoint (discrete adjoint) or\n"
+          "                   auto: the faster for this spec, predicted from a few measured\n"
+          "                   steps (default: the spec's \"sensitivity\", else auto)\n"
+          "  --checkpoint K   adjoint only: store every K-th state and recompute the segments\n"
+          "                   in between (less memory, about one more simulation)\n"
+          "  --step H         integration step in s (default: the spec's simulation.step)\n"
+          "  --t-end T        final time in s (default: the spec's simulation.t_end)\n"
+          "  --json           print one JSON object: parameters, functionals with value and\n"
+          "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
+          "  -h, --help       show this help\n");
 }
 
 static void print_table(const mb_desc* d, const mb_model* m, const double* psi, const double* grad,
-                        const char* method, const char* reason, double seconds) {
+                        const mb_gradient_info* info, double seconds) {
   const int p = d->nparam;
   printf("model     %s: %d parameters, %d functionals\n", d->name, p, m->nfunctional);
-  printf("method    %s (%s)\n", method, reason);
-  printf("%-24s", "");
-  for (int k = 0; k < p; k++) printf(" %14s", d->param_name[k]);
-  printf("\n");
-  for (int f = 0; f < m->nfunctional; f++) {
-    char label[MB_NAME_LEN + 32];
-    snprintf(label, sizeof label, "%s = %.9g", m->functional_name + MB_NAME_LEN * f, psi[f]);
-    printf("%-24s", label);
-    for (int k = 0; k < p; k++) printf(" %14.8g", grad[f * p + k]);
+  printf("method    %s (%s)\n", mb_method_name(info->method), info->reason);
+  if (info->method == MB_METHOD_ADJOINT)
+    printf("memory    %.3g MB of trajectory\n", info->memory_bytes / 1e6);
+  /* wide tables (many parameters) list one entry per line */
+  if (p > 8) {
+    for (int f = 0; f < m->nfunctional; f++) {
+      printf("%s = %.9g\n", m->functional_name + MB_NAME_LEN * f, psi[f]);
+      for (int k = 0; k < p; k++) printf("  %-16s %16.9g\n", d->param_name[k], grad[f * p + k]);
+    }
+  } else {
+    printf("%-24s", "");
+    for (int k = 0; k < p; k++) printf(" %14s", d->param_name[k]);
     printf("\n");
+    for (int f = 0; f < m->nfunctional; f++) {
+      char label[MB_NAME_LEN + 32];
+      snprintf(label, sizeof label, "%s = %.9g", m->functional_name + MB_NAME_LEN * f, psi[f]);
+      printf("%-24s", label);
+      for (int k = 0; k < p; k++) printf(" %14.8g", grad[f * p + k]);
+      printf("\n");
+    }
   }
   printf("seconds   %.4f\n", seconds);
 }
 
 static void print_json(const mb_desc* d, const mb_model* m, const double* psi, const double* grad,
-                       const char* method, const char* reason, double seconds) {
+                       const mb_gradient_info* info, double seconds) {
   cJSON* o = cJSON_CreateObject();
   cJSON* params = cJSON_AddArrayToObject(o, "parameters");
   for (int k = 0; k < d->nparam; k++)
@@ -56,8 +71,10 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
                           cJSON_CreateDoubleArray(grad + (size_t)f * d->nparam, d->nparam));
     cJSON_AddItemToArray(funcs, item);
   }
-  cJSON_AddStringToObject(o, "method", method);
-  cJSON_AddStringToObject(o, "reason", reason);
+  cJSON_AddStringToObject(o, "method", mb_method_name(info->method));
+  cJSON_AddStringToObject(o, "reason", info->reason);
+  if (info->method == MB_METHOD_ADJOINT)
+    cJSON_AddNumberToObject(o, "memory_bytes", (double)info->memory_bytes);
   cJSON_AddNumberToObject(o, "seconds", seconds);
   char* text = cJSON_PrintUnformatted(o);
   if (text) puts(text);
@@ -66,19 +83,27 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
 }
 
 int cmd_gradient(int argc, char** argv) {
-  const char *spec = NULL, *method = "auto";
-  double step = 0, t_end = 0;
+  const char *spec = NULL, *method = NULL;
+  double step = 0, t_end = 0, checkpoint = 0;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
+    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     int t = cli_time_option(argc, argv, &i, &step, &t_end);
     if (t < 0) return CLI_USAGE;
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       gradient_help(stdout);
       return CLI_OK;
-    } else if (!strcmp(a, "--method") && i + 1 < argc) {
+    } else if (!strcmp(a, "--method")) {
+      if (!next || mb_method_parse(next) < 0) {
+        cli_error("--method: expected forward, adjoint or auto, got '%s'", next ? next : "");
+        return CLI_USAGE;
+      }
       method = argv[++i];
+    } else if (!strcmp(a, "--checkpoint")) {
+      if (!cli_parse_positive(a, next, &checkpoint)) return CLI_USAGE;
+      i++;
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (a[0] == '-') {
@@ -95,10 +120,6 @@ int cmd_gradient(int argc, char** argv) {
     gradient_help(stderr);
     return CLI_USAGE;
   }
-  if (strcmp(method, "forward") && strcmp(method, "auto")) {
-    cli_error("--method: '%s' is not available (forward or auto)", method);
-    return CLI_USAGE;
-  }
 
   mb_desc d;
   int code = cli_load_desc(spec, step, t_end, &d);
@@ -113,19 +134,22 @@ int cmd_gradient(int argc, char** argv) {
   }
   psi = calloc(m->nfunctional, sizeof(double));
   grad = calloc((size_t)m->nfunctional * d.nparam, sizeof(double));
+  mb_gradient_info info;
+  mb_error err;
+  mb_error_clear(&err);
+  const mb_method chosen = method ? (mb_method)mb_method_parse(method) : (mb_method)d.sensitivity;
   double start = cli_now();
-  mb_status st = cli_functionals(&d, m, psi, grad);
+  mb_status st = mb_gradient(&d, m, chosen, (int)checkpoint, psi, grad, &info, &err);
   double seconds = cli_now() - start;
   code = cli_exit_code(st);
-  if (st != MB_OK) goto done;
-  char reason[160];
-  snprintf(reason, sizeof reason, "%s: p = %d parameters, m = %d functionals",
-           !strcmp(method, "auto") ? "the only method of this build" : "requested", d.nparam,
-           m->nfunctional);
+  if (st != MB_OK) {
+    cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
+    goto done;
+  }
   if (json)
-    print_json(&d, m, psi, grad, "forward", reason, seconds);
+    print_json(&d, m, psi, grad, &info, seconds);
   else
-    print_table(&d, m, psi, grad, "forward", reason, seconds);
+    print_table(&d, m, psi, grad, &info, seconds);
 
 done:
   free(psi);

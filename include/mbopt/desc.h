@@ -225,6 +225,7 @@ typedef struct mb_desc {
   int nfunctional;
 
   mb_settings settings;
+  int sensitivity; /* gradient method: 0 auto, 1 forward, 2 adjoint (mb_method of gradient.h) */
 } mb_desc;
 
 /* Frees every array of d and zeroes it; d may be NULL. */
