@@ -13,15 +13,26 @@
 
 #include "mbopt/desc.h"
 
-#define PATH_LEN 256   /* JSON paths in messages; longer ones are truncated */
-#define REASON_LEN 320 /* the reason part of a message */
+#define PATH_LEN 256      /* JSON paths in messages; longer ones are truncated */
+#define REASON_LEN 320    /* the reason part of a message */
+#define MAX_VECTOR 100000 /* values of one vector parameter */
+#define MAX_PARAM 1000000 /* parameters in all (vector elements included) */
 #define PI 3.14159265358979323846
 
-/* the loader state: where messages go and the description being filled */
+/* a vector parameter "u": parameters first .. first + n - 1 of the description, named "u[0]" ..
+   "u[n-1]" */
+typedef struct json_vec {
+  char name[MB_NAME_LEN];
+  int first, n;
+} json_vec;
+
+/* the loader state: where messages go, the description being filled and its vector parameters */
 typedef struct json_ctx {
   const char* source; /* file name or caller's label, first field of every message */
   mb_desc* d;
   mb_error* err;
+  json_vec* vec; /* (nvec) the vector parameters, in the order of "parameters" */
+  int nvec;
 } json_ctx;
 
 /* returns from the calling function when a step fails (the description owns every allocation,
@@ -163,7 +174,64 @@ static mb_status read_int(json_ctx* c, const cJSON* v, const char* path, int* ou
   return MB_OK;
 }
 
-/* a scalar: a finite number, or "$name" bound to the current value of a parameter */
+/* the vector parameter called `name` (`len` characters of it), or NULL */
+static const json_vec* find_vec(const json_ctx* c, const char* name, size_t len) {
+  for (int i = 0; i < c->nvec; i++)
+    if (strlen(c->vec[i].name) == len && strncmp(c->vec[i].name, name, len) == 0) return &c->vec[i];
+  return NULL;
+}
+
+/* the parameter a "$name" reference names (`name` is the text after "$"): a scalar parameter
+   "k", an element "u[3]" of a vector parameter (decimal index without leading zeros), or a whole
+   vector "u", for which *vec is set (else NULL) and *k is its first element */
+static mb_status find_param(json_ctx* c, const char* path, const char* name, int* k,
+                            const json_vec** vec) {
+  const char* open = strchr(name, '[');
+  *vec = NULL;
+
+  /* a whole vector */
+  if ((*vec = find_vec(c, name, strlen(name))) != NULL) {
+    *k = (*vec)->first;
+    return MB_OK;
+  }
+
+  /* an element of a vector: the index must be one the vector has, written as in its name */
+  if (open) {
+    const json_vec* v = find_vec(c, name, (size_t)(open - name));
+    const char* p = open + 1;
+    long i = 0;
+    int ok = v && *p >= '0' && *p <= '9' && !(p[0] == '0' && p[1] != ']');
+    for (; ok && *p >= '0' && *p <= '9'; p++)
+      if ((i = 10 * i + (*p - '0')) >= MAX_VECTOR) ok = 0;
+    ok = ok && p[0] == ']' && p[1] == '\0' && i < v->n;
+    if (ok) {
+      *k = v->first + (int)i;
+      return MB_OK;
+    }
+    if (v)
+      return fail(c, path,
+                  "unknown parameter \"%.64s\" (the vector \"%s\" has %d values: \"$%s[0]\" to "
+                  "\"$%s[%d]\")",
+                  name, v->name, v->n, v->name, v->name, v->n - 1);
+    if ((size_t)(open - name) < MB_NAME_LEN) {
+      char base[MB_NAME_LEN];
+      memcpy(base, name, (size_t)(open - name));
+      base[open - name] = '\0';
+      if (mb_desc_param_index(c->d, base) >= 0)
+        return fail(c, path,
+                    "unknown parameter \"%.64s\" (\"%s\" is a scalar parameter: write \"$%s\")",
+                    name, base, base);
+    }
+  }
+
+  /* a scalar parameter */
+  *k = open ? -1 : mb_desc_param_index(c->d, name);
+  if (*k < 0) return fail(c, path, "unknown parameter \"%.64s\" (not in \"parameters\")", name);
+  return MB_OK;
+}
+
+/* a scalar: a finite number, or "$name" bound to the current value of a parameter (a scalar
+   parameter or one element "$u[i]" of a vector parameter) */
 static mb_status read_real(json_ctx* c, const cJSON* v, const char* path, mb_real* out) {
   char what[64];
   if (cJSON_IsNumber(v)) {
@@ -173,16 +241,75 @@ static mb_status read_real(json_ctx* c, const cJSON* v, const char* path, mb_rea
     return MB_OK;
   }
   if (cJSON_IsString(v) && v->valuestring[0] == '$') {
-    int k = mb_desc_param_index(c->d, v->valuestring + 1);
-    if (k < 0)
-      return fail(c, path, "unknown parameter \"%.64s\" (not in \"parameters\")",
-                  v->valuestring + 1);
+    const json_vec* vec;
+    int k;
+    TRY(find_param(c, path, v->valuestring + 1, &k, &vec));
+    if (vec)
+      return fail(c, path, "\"$%s\" is a vector parameter (%d values); use \"$%s[i]\"", vec->name,
+                  vec->n, vec->name);
     out->value = c->d->param_value[k];
     out->param = k;
     return MB_OK;
   }
   return fail(c, path, "expected a number or \"$parameter\", got %s",
               describe(v, what, sizeof what));
+}
+
+/* an array of scalars of variable length (polynomial coefficients, table values, B-spline
+   coefficients): a JSON array, or "$u" naming a whole vector parameter, element i bound to u[i] */
+typedef struct scalar_list {
+  const cJSON* array;  /* the JSON array, or NULL */
+  const json_vec* vec; /* the vector parameter, or NULL */
+  int n;               /* number of scalars */
+} scalar_list;
+
+static mb_status read_scalar_list(json_ctx* c, const cJSON* v, const char* path, scalar_list* l) {
+  char what[64];
+  l->array = NULL, l->vec = NULL, l->n = 0;
+  if (cJSON_IsArray(v)) {
+    l->array = v;
+    l->n = cJSON_GetArraySize(v);
+    return MB_OK;
+  }
+  if (cJSON_IsString(v) && v->valuestring[0] == '$') {
+    int k;
+    TRY(find_param(c, path, v->valuestring + 1, &k, &l->vec));
+    if (!l->vec)
+      return fail(
+          c, path,
+          "\"%.64s\" is a scalar parameter; expected an array or a vector parameter \"$name\"",
+          v->valuestring);
+    l->n = l->vec->n;
+    return MB_OK;
+  }
+  return fail(c, path, "expected an array or a vector parameter \"$name\", got %s",
+              describe(v, what, sizeof what));
+}
+
+/* " from \"$u\"" when the list is a vector parameter, "" otherwise (for messages on counts) */
+static const char* list_origin(const scalar_list* l, char* buf, size_t size) {
+  if (l->vec)
+    snprintf(buf, size, " from \"$%s\"", l->vec->name);
+  else
+    buf[0] = '\0';
+  return buf;
+}
+
+/* the l->n scalars of a list into out */
+static mb_status fill_scalar_list(json_ctx* c, const scalar_list* l, const char* path,
+                                  mb_real* out) {
+  char sub[PATH_LEN];
+  int i = 0;
+  if (l->vec) {
+    for (i = 0; i < l->n; i++)
+      out[i] = (mb_real){c->d->param_value[l->vec->first + i], l->vec->first + i};
+    return MB_OK;
+  }
+  for (const cJSON* e = l->array->child; e; e = e->next, i++) {
+    path_index(sub, path, i);
+    TRY(read_real(c, e, sub, &out[i]));
+  }
+  return MB_OK;
 }
 
 /* optional or required members: a missing optional member takes `fallback` */
@@ -461,10 +588,11 @@ static mb_status member_coord(json_ctx* c, const cJSON* obj, const char* path, i
 /* ---------------------------------------------------------------------------------------------
    time functions */
 
-static mb_status func_alloc(json_ctx* c, mb_func_desc* f, mb_func_type type, int n, int with_time) {
+/* n coefficients and ntime zeroed times (none for ntime = 0) */
+static mb_status func_alloc(json_ctx* c, mb_func_desc* f, mb_func_type type, int n, int ntime) {
   f->type = type;
   TRY(alloc_array(c, (void**)&f->coef, n, sizeof *f->coef));
-  if (with_time) TRY(alloc_array(c, (void**)&f->time, n, sizeof *f->time));
+  TRY(alloc_array(c, (void**)&f->time, ntime, sizeof *f->time));
   f->ncoef = n;
   return MB_OK;
 }
@@ -479,8 +607,9 @@ static mb_status func_constant(json_ctx* c, mb_func_desc* f, double value) {
 
 static mb_status read_table(json_ctx* c, const cJSON* v, const char* path, mb_func_desc* f) {
   static const char* const keys[] = {"t", "values", NULL};
-  char sub[PATH_LEN], tpath[PATH_LEN], vpath[PATH_LEN];
+  char sub[PATH_LEN], tpath[PATH_LEN], vpath[PATH_LEN], from[MB_NAME_LEN + 16];
   const cJSON *t = get(v, "t"), *y = get(v, "values");
+  scalar_list values;
   int n, i;
   TRY(expect_object(c, v, path));
   TRY(check_keys(c, v, path, keys));
@@ -489,13 +618,13 @@ static mb_status read_table(json_ctx* c, const cJSON* v, const char* path, mb_fu
   if (!t) return fail(c, tpath, "missing");
   if (!y) return fail(c, vpath, "missing");
   TRY(expect_array(c, t, tpath));
-  TRY(expect_array(c, y, vpath));
+  TRY(read_scalar_list(c, y, vpath, &values));
   n = cJSON_GetArraySize(t);
   if (n < 2) return fail(c, tpath, "needs at least 2 samples, got %d", n);
-  if (cJSON_GetArraySize(y) != n)
-    return fail(c, vpath, "expected %d values (one per time in \"t\"), got %d", n,
-                cJSON_GetArraySize(y));
-  TRY(func_alloc(c, f, MB_FUNC_TABLE, n, 1));
+  if (values.n != n)
+    return fail(c, vpath, "expected %d values (one per time in \"t\"), got %d%s", n, values.n,
+                list_origin(&values, from, sizeof from));
+  TRY(func_alloc(c, f, MB_FUNC_TABLE, n, n));
 
   /* sample times are plain numbers and strictly increasing, so the spline is well defined */
   i = 0;
@@ -506,20 +635,46 @@ static mb_status read_table(json_ctx* c, const cJSON* v, const char* path, mb_fu
       return fail(c, sub, "times must be strictly increasing (got %g after %g)", f->time[i],
                   f->time[i - 1]);
   }
-  i = 0;
-  for (const cJSON* e = y->child; e; e = e->next, i++) {
-    path_index(sub, vpath, i);
-    TRY(read_real(c, e, sub, &f->coef[i]));
-  }
-  return MB_OK;
+  return fill_scalar_list(c, &values, vpath, f->coef);
+}
+
+/* uniform cubic B-spline: {"t0", "t1", "coefficients"}, time = {t0, t1} */
+static mb_status read_bspline(json_ctx* c, const cJSON* v, const char* path, mb_func_desc* f) {
+  static const char* const keys[] = {"t0", "t1", "coefficients", NULL};
+  char sub[PATH_LEN], from[MB_NAME_LEN + 16];
+  const cJSON* coef = get(v, "coefficients");
+  scalar_list list;
+  double t0 = 0, t1 = 0;
+  TRY(expect_object(c, v, path));
+  TRY(check_keys(c, v, path, keys));
+
+  /* the time span: plain numbers, t1 > t0 */
+  path_key(sub, path, "t0");
+  if (!get(v, "t0")) return fail(c, sub, "missing");
+  TRY(read_number(c, get(v, "t0"), sub, &t0));
+  path_key(sub, path, "t1");
+  if (!get(v, "t1")) return fail(c, sub, "missing");
+  TRY(read_number(c, get(v, "t1"), sub, &t1));
+  if (!(t1 > t0)) return fail(c, sub, "must be greater than t0 (got %g <= %g)", t1, t0);
+
+  /* the control values: at least 4 (one segment) */
+  path_key(sub, path, "coefficients");
+  if (!coef) return fail(c, sub, "missing");
+  TRY(read_scalar_list(c, coef, sub, &list));
+  if (list.n < 4)
+    return fail(c, sub, "needs at least 4 values (got %d%s)", list.n,
+                list_origin(&list, from, sizeof from));
+  TRY(func_alloc(c, f, MB_FUNC_BSPLINE, list.n, 2));
+  f->time[0] = t0, f->time[1] = t1;
+  return fill_scalar_list(c, &list, sub, f->coef);
 }
 
 /* a time function: a scalar (constant) or an object with exactly one of table, polynomial,
-   harmonic */
+   harmonic, bspline */
 static mb_status read_func(json_ctx* c, const cJSON* v, const char* path, mb_func_desc* f) {
-  static const char* const kinds[] = {"table", "polynomial", "harmonic", NULL};
+  static const char* const kinds[] = {"table", "polynomial", "harmonic", "bspline", NULL};
   static const char* const harmonic_keys[] = {"offset", "amplitude", "omega", "phase", NULL};
-  char sub[PATH_LEN], sub2[PATH_LEN], what[64];
+  char sub[PATH_LEN], what[64];
   const cJSON* body = NULL;
   int nkind = 0, kind = -1;
 
@@ -531,7 +686,7 @@ static mb_status read_func(json_ctx* c, const cJSON* v, const char* path, mb_fun
   if (!cJSON_IsObject(v))
     return fail(c, path,
                 "expected a number, \"$parameter\" or a function object (\"table\", "
-                "\"polynomial\" or \"harmonic\"), got %s",
+                "\"polynomial\", \"harmonic\" or \"bspline\"), got %s",
                 describe(v, what, sizeof what));
 
   /* which kind of function */
@@ -540,20 +695,19 @@ static mb_status read_func(json_ctx* c, const cJSON* v, const char* path, mb_fun
     if (get(v, kinds[k])) nkind++, kind = k, body = get(v, kinds[k]);
   if (nkind != 1)
     return fail(c, path,
-                "expected exactly one of \"table\", \"polynomial\" or \"harmonic\", got %d", nkind);
+                "expected exactly one of \"table\", \"polynomial\", \"harmonic\" or "
+                "\"bspline\", got %d",
+                nkind);
   path_key(sub, path, kinds[kind]);
 
   if (kind == 0) return read_table(c, body, sub, f);
+  if (kind == 3) return read_bspline(c, body, sub, f);
   if (kind == 1) {
-    int n = 0;
-    TRY(expect_array(c, body, sub));
-    if (cJSON_GetArraySize(body) < 1) return fail(c, sub, "needs at least 1 coefficient");
-    TRY(func_alloc(c, f, MB_FUNC_POLYNOMIAL, cJSON_GetArraySize(body), 0));
-    for (const cJSON* e = body->child; e; e = e->next, n++) {
-      path_index(sub2, sub, n);
-      TRY(read_real(c, e, sub2, &f->coef[n]));
-    }
-    return MB_OK;
+    scalar_list list;
+    TRY(read_scalar_list(c, body, sub, &list));
+    if (list.n < 1) return fail(c, sub, "needs at least 1 coefficient");
+    TRY(func_alloc(c, f, MB_FUNC_POLYNOMIAL, list.n, 0));
+    return fill_scalar_list(c, &list, sub, f->coef);
   }
 
   /* harmonic: coef = [offset, amplitude, omega, phase] */
@@ -578,25 +732,103 @@ static void func_free(mb_func_desc* f) {
 /* ---------------------------------------------------------------------------------------------
    sections */
 
+/* one entry of "parameters": a number, an array of numbers, or {"repeat": x, "count": n}; checks
+   its form, sets *n to the number of values and, when out is not NULL, writes them to out */
+static mb_status read_param_entry(json_ctx* c, const cJSON* e, const char* path, double* out,
+                                  int* n) {
+  static const char* const repeat_keys[] = {"repeat", "count", NULL};
+  char sub[PATH_LEN], what[64];
+  double x = 0;
+  int i = 0;
+
+  /* a number: one scalar parameter */
+  if (cJSON_IsNumber(e)) {
+    TRY(read_number(c, e, path, &x));
+    if (out) out[0] = x;
+    *n = 1;
+    return MB_OK;
+  }
+
+  /* an array of numbers: a vector parameter with these values */
+  if (cJSON_IsArray(e)) {
+    *n = cJSON_GetArraySize(e);
+    if (*n < 1) return fail(c, path, "a vector parameter needs at least 1 value");
+    if (*n > MAX_VECTOR)
+      return fail(c, path, "a vector parameter has at most %d values (got %d)", MAX_VECTOR, *n);
+    for (const cJSON* v = e->child; v; v = v->next, i++) {
+      path_index(sub, path, i);
+      TRY(read_number(c, v, sub, &x));
+      if (out) out[i] = x;
+    }
+    return MB_OK;
+  }
+
+  /* {"repeat": x, "count": n}: a vector parameter of n equal values */
+  if (cJSON_IsObject(e)) {
+    TRY(check_keys(c, e, path, repeat_keys));
+    path_key(sub, path, "repeat");
+    if (!get(e, "repeat")) return fail(c, sub, "missing");
+    TRY(read_number(c, get(e, "repeat"), sub, &x));
+    path_key(sub, path, "count");
+    if (!get(e, "count")) return fail(c, sub, "missing");
+    TRY(read_int(c, get(e, "count"), sub, n));
+    if (*n < 1) return fail(c, sub, "must be >= 1 (got %d)", *n);
+    if (*n > MAX_VECTOR) return fail(c, sub, "must be <= %d (got %d)", MAX_VECTOR, *n);
+    for (i = 0; out && i < *n; i++) out[i] = x;
+    return MB_OK;
+  }
+  return fail(c, path,
+              "expected a number, an array of numbers or {\"repeat\": number, \"count\": "
+              "integer}, got %s",
+              describe(e, what, sizeof what));
+}
+
+/* scalar parameters "k" and vector parameters "u", whose elements become the parameters "u[0]",
+   "u[1]", ... (consecutive, in the order of the file) */
 static mb_status read_parameters(json_ctx* c, const cJSON* root) {
-  char sub[PATH_LEN];
+  char sub[PATH_LEN], last[MB_NAME_LEN + 16];
   mb_desc* d = c->d;
   const cJSON* p = get(root, "parameters");
-  int n;
+  int total = 0, nvec = 0, n;
   if (!p) return MB_OK;
   TRY(expect_object(c, p, "parameters"));
   TRY(check_keys(c, p, "parameters", NULL));
-  n = cJSON_GetArraySize(p);
-  TRY(alloc_array(c, (void**)&d->param_name, n, sizeof *d->param_name));
-  TRY(alloc_array(c, (void**)&d->param_value, n, sizeof *d->param_value));
 
-  /* names are identifiers, so that "$name" and the optimiser's references are unambiguous */
+  /* first pass: names and forms, and how many parameters there are. Names are identifiers, so
+     that "$name" and the optimiser's references are unambiguous; element names must fit too */
   for (const cJSON* e = p->child; e; e = e->next) {
     path_key(sub, "parameters", e->string);
     TRY(check_name(c, sub, e->string, 1));
-    TRY(read_number(c, e, sub, &d->param_value[d->nparam]));
-    strcpy(d->param_name[d->nparam], e->string);
-    d->nparam++;
+    TRY(read_param_entry(c, e, sub, NULL, &n));
+    if (n > MAX_PARAM - total) return fail(c, sub, "more than %d parameters in all", MAX_PARAM);
+    total += n;
+    if (cJSON_IsNumber(e)) continue;
+    if (snprintf(last, sizeof last, "%s[%d]", e->string, n - 1) > MB_NAME_LEN - 1)
+      return fail(c, sub,
+                  "too long for a vector of %d values (\"%.24s...\" is longer than %d characters)",
+                  n, last, MB_NAME_LEN - 1);
+    nvec++;
+  }
+  TRY(alloc_array(c, (void**)&d->param_name, total, sizeof *d->param_name));
+  TRY(alloc_array(c, (void**)&d->param_value, total, sizeof *d->param_value));
+  if (nvec > 0) {
+    c->vec = calloc((size_t)nvec, sizeof *c->vec);
+    if (!c->vec) return no_memory(c);
+  }
+
+  /* second pass: the values, the names and the vectors (the forms are known to be right) */
+  for (const cJSON* e = p->child; e; e = e->next) {
+    path_key(sub, "parameters", e->string);
+    TRY(read_param_entry(c, e, sub, d->param_value + d->nparam, &n));
+    if (cJSON_IsNumber(e)) {
+      strcpy(d->param_name[d->nparam++], e->string);
+      continue;
+    }
+    json_vec* v = &c->vec[c->nvec++];
+    strcpy(v->name, e->string);
+    v->first = d->nparam, v->n = n;
+    for (int i = 0; i < n; i++)
+      snprintf(d->param_name[d->nparam++], MB_NAME_LEN, "%s[%d]", e->string, i);
   }
   return MB_OK;
 }
@@ -1405,9 +1637,10 @@ static mb_status read_functionals(json_ctx* c, const cJSON* root) {
 /* the whole model; sections in dependency order (parameters before any scalar, bodies before
    the references to them) */
 static mb_status read_model(json_ctx* c, const cJSON* root) {
-  static const char* const keys[] = {
-      "name",   "dimension", "gravity", "parameters", "ground",      "bodies",     "joints",
-      "forces", "drivers",   "initial", "outputs",    "functionals", "simulation", NULL};
+  static const char* const keys[] = {"name",       "dimension",   "gravity", "parameters",
+                                     "ground",     "bodies",      "joints",  "forces",
+                                     "drivers",    "initial",     "outputs", "functionals",
+                                     "simulation", "sensitivity", NULL};
   mb_desc* d = c->d;
   const char* name;
   const cJSON* v;
@@ -1438,6 +1671,19 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   TRY(read_initial(c, root));
   TRY(read_outputs(c, root));
   TRY(read_functionals(c, root));
+
+  /* gradient method: the order of mb_method (include/mbopt/gradient.h) */
+  static const char* const methods[] = {"auto", "forward", "adjoint", NULL};
+  const char* method;
+  TRY(member_string(c, root, "", "sensitivity", 0, &method));
+  if (method) {
+    d->sensitivity = -1;
+    for (int i = 0; methods[i]; i++)
+      if (!strcmp(method, methods[i])) d->sensitivity = i;
+    if (d->sensitivity < 0)
+      return fail(c, "sensitivity", "expected \"auto\", \"forward\" or \"adjoint\", got \"%s\"",
+                  method);
+  }
   return MB_OK;
 }
 
@@ -1521,7 +1767,7 @@ static mb_status syntax_error(const char* text, const char* where, const char* s
 }
 
 mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, mb_error* err) {
-  json_ctx c = {source ? source : "<json>", d, err};
+  json_ctx c = {source ? source : "<json>", d, err, NULL, 0};
   const char* end = NULL;
   cJSON* root = NULL;
   mb_status status;
@@ -1544,6 +1790,7 @@ mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, m
 
 done:
   cJSON_Delete(root);
+  free(c.vec);
   if (status != MB_OK) mb_desc_free(d);
   return status;
 }

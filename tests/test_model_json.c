@@ -1,7 +1,8 @@
 /* Tests of the JSON model loader (problems/model_json.c): every file of tests/models/bad/ fails
    with a one-line message naming the JSON path and the reason; valid models fill the description
-   as documented, including "$param" bindings; every number field rejects a string and infinity,
-   and every object rejects an unknown key. Run from the repository root. */
+   as documented, including "$param" bindings, vector parameters ("$u[i]" and whole "$u" lists)
+   and B-splines; every number field rejects a string and infinity, and every object rejects an
+   unknown key. Run from the repository root. */
 #include <cJSON.h>
 #include <dirent.h>
 #include <math.h>
@@ -49,7 +50,9 @@ static const struct {
     {"bodies_empty.json", MB_ERR_MODEL, "bodies", "at least one body"},
     {"key_unknown_top.json", MB_ERR_MODEL, "bodyes", "unknown key"},
     {"param_unknown.json", MB_ERR_MODEL, "bodies[0].com[0]", "unknown parameter \"x_G\""},
-    {"param_not_number.json", MB_ERR_MODEL, "parameters.k", "expected a number, got string"},
+    {"param_not_number.json", MB_ERR_MODEL, "parameters.k",
+     "expected a number, an array of numbers or {\"repeat\": number, \"count\": integer}, got "
+     "string \"100\""},
     {"param_name_chars.json", MB_ERR_MODEL, "parameters.spring length",
      "only letters, digits and '_'"},
     {"mass_string.json", MB_ERR_MODEL, "bodies[0].mass", "got string \"1 kg\""},
@@ -100,6 +103,8 @@ static const struct {
     {"initial_two_kinds.json", MB_ERR_MODEL, "initial[0]", "exactly one of"},
     {"initial_nothing.json", MB_ERR_MODEL, "initial[0]", "prescribes nothing"},
     {"output_type_unknown.json", MB_ERR_MODEL, "outputs[0].type", "unknown output type \"speed\""},
+    {"sensitivity_unknown.json", MB_ERR_MODEL, "sensitivity",
+     "expected \"auto\", \"forward\" or \"adjoint\""},
     {"output_name_chars.json", MB_ERR_MODEL, "outputs[0].name", "only letters, digits and '_'"},
     {"component_planar_z.json", MB_ERR_MODEL, "outputs[0].component", "unknown component \"z\""},
     {"spring_output_not_spring.json", MB_ERR_MODEL, "outputs[0].force", "not a spring"},
@@ -122,6 +127,27 @@ static const struct {
     {"tangent_unknown.json", MB_ERR_MODEL, "simulation.tangent",
      "must be \"exact\" or \"approximate\""},
     {"max_newton_fraction.json", MB_ERR_MODEL, "simulation.max_newton", "must be an integer"},
+    {"bspline_three_coefficients.json", MB_ERR_MODEL, "forces[0].value.bspline.coefficients",
+     "needs at least 4 values (got 3)"},
+    {"bspline_t1_not_after_t0.json", MB_ERR_MODEL, "forces[0].value.bspline.t1",
+     "must be greater than t0 (got 2 <= 2)"},
+    {"bspline_reference_t0_missing.json", MB_ERR_MODEL,
+     "functionals[0].integral[0].reference.bspline.t0", "missing"},
+    {"vector_param_as_scalar.json", MB_ERR_MODEL, "forces[0].value[1]",
+     "\"$u\" is a vector parameter (3 values); use \"$u[i]\""},
+    {"vector_index_out_of_range.json", MB_ERR_MODEL, "forces[0].value[0].polynomial[1]",
+     "unknown parameter \"u[7]\" (the vector \"u\" has 3 values: \"$u[0]\" to \"$u[2]\")"},
+    {"vector_element_of_scalar.json", MB_ERR_MODEL, "forces[0].value",
+     "unknown parameter \"k[0]\" (\"k\" is a scalar parameter: write \"$k\")"},
+    {"vector_table_length.json", MB_ERR_MODEL, "forces[0].value[0].table.values",
+     "expected 3 values (one per time in \"t\"), got 5 from \"$u\""},
+    {"vector_too_short_bspline.json", MB_ERR_MODEL, "forces[0].value.bspline.coefficients",
+     "needs at least 4 values (got 3 from \"$u\")"},
+    {"vector_repeat_count_zero.json", MB_ERR_MODEL, "parameters.u.count", "must be >= 1 (got 0)"},
+    {"vector_empty.json", MB_ERR_MODEL, "parameters.u",
+     "a vector parameter needs at least 1 value"},
+    {"scalar_param_as_list.json", MB_ERR_MODEL, "forces[0].value.bspline.coefficients",
+     "\"$k\" is a scalar parameter; expected an array or a vector parameter \"$name\""},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
 
@@ -326,6 +352,115 @@ static const char* const spatial_model =
     "\"translation\"}\n"
     "  ]\n"
     "}\n";
+
+/* vector parameters (an array, a repeat) bound whole ("$u") and by element ("$w[1]"), and
+   B-splines in a torque, a force, a driver and a functional reference */
+static const char* const vector_model =
+    "{\n"
+    "  \"dimension\": 2,\n"
+    "  \"gravity\": [0, \"$g\"],\n"
+    "  \"parameters\": {\"g\": -9.81, \"u\": {\"repeat\": 0.25, \"count\": 20}, \"w\": [1, 2.5, "
+    "-3], \"k\": 4},\n"
+    "  \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0]}, \"P\": {\"point\": [0, -2], "
+    "\"axis\": [1, 0]}}},\n"
+    "  \"bodies\": [\n"
+    "    {\"name\": \"bar\", \"mass\": \"$w[0]\", \"com\": [0.5, 0], \"inertia\": 0.1,\n"
+    "     \"markers\": {\"O\": {\"point\": [0, 0]}, \"P\": {\"point\": [1, 0]}}},\n"
+    "    {\"name\": \"slider\", \"mass\": 1, \"inertia\": 0, \"position\": [0, -2],\n"
+    "     \"markers\": {\"S\": {\"point\": [0, 0], \"axis\": [1, 0]}}}\n"
+    "  ],\n"
+    "  \"joints\": [\n"
+    "    {\"name\": \"jO\", \"type\": \"revolute\", \"marker1\": \"ground.O\", \"marker2\": "
+    "\"bar.O\"},\n"
+    "    {\"name\": \"jS\", \"type\": \"prismatic\", \"marker1\": \"ground.P\", \"marker2\": "
+    "\"slider.S\"}\n"
+    "  ],\n"
+    "  \"forces\": [\n"
+    "    {\"name\": \"motor\", \"type\": \"torque\", \"body\": \"bar\",\n"
+    "     \"value\": {\"bspline\": {\"t0\": 0, \"t1\": 5, \"coefficients\": \"$u\"}}},\n"
+    "    {\"name\": \"push\", \"type\": \"force\", \"marker\": \"bar.P\",\n"
+    "     \"value\": [{\"bspline\": {\"t0\": -1, \"t1\": 1.5, \"coefficients\": [0, \"$w[1]\", "
+    "\"$k\", 0.5, 1]}},\n"
+    "               {\"table\": {\"t\": [0, 1, 2], \"values\": \"$w\"}}]}\n"
+    "  ],\n"
+    "  \"drivers\": [{\"name\": \"drive\", \"joint\": \"jS\", \"function\": {\"polynomial\": "
+    "\"$w\"}}],\n"
+    "  \"outputs\": [{\"name\": \"q\", \"type\": \"joint\", \"joint\": \"jO\"}],\n"
+    "  \"functionals\": [{\"name\": \"track\", \"integral\": [{\"output\": \"q\", \"weight\": "
+    "\"$w[2]\",\n"
+    "    \"reference\": {\"bspline\": {\"t0\": 0, \"t1\": 2, \"coefficients\": \"$u\"}}}]}],\n"
+    "  \"simulation\": {\"t_end\": 2, \"step\": 0.01}\n"
+    "}\n";
+
+static void test_vector_params(void) {
+  mb_desc d;
+  mb_error err;
+  char name[16];
+  mb_status s = mb_desc_parse_json(vector_model, "vector", &d, &err);
+  if (!CHECK_MSG(s == MB_OK, err.message)) return;
+
+  /* names and values: "u[0]".."u[19]", then "w[0]".."w[2]", consecutive in file order */
+  CHECK(d.nparam == 25);
+  if (d.nparam != 25) goto done;
+  CHECK(strcmp(d.param_name[0], "g") == 0 && d.param_value[0] == -9.81);
+  for (int i = 0; i < 20; i++) {
+    snprintf(name, sizeof name, "u[%d]", i);
+    CHECK_MSG(strcmp(d.param_name[1 + i], name) == 0, name);
+    CHECK(d.param_value[1 + i] == 0.25);
+    CHECK(mb_desc_param_index(&d, name) == 1 + i);
+  }
+  CHECK(strcmp(d.param_name[21], "w[0]") == 0 && strcmp(d.param_name[23], "w[2]") == 0);
+  CHECK(d.param_value[21] == 1 && d.param_value[22] == 2.5 && d.param_value[23] == -3);
+  CHECK(strcmp(d.param_name[24], "k") == 0 && d.param_value[24] == 4);
+  CHECK(mb_desc_param_index(&d, "u[3]") == 4 && mb_desc_param_index(&d, "w[1]") == 22);
+  CHECK(mb_desc_param_index(&d, "u") == -1 && mb_desc_param_index(&d, "u[20]") == -1);
+
+  /* element bindings in scalars */
+  CHECK(d.gravity[1].param == 0);
+  CHECK(d.body[0].mass.param == 21 && d.body[0].mass.value == 1);
+  CHECK(d.functional[0].term[0].weight.param == 23 && d.functional[0].term[0].weight.value == -3);
+
+  /* the torque: a B-spline of 20 coefficients bound to u[0]..u[19] on [0, 5] */
+  const mb_func_desc* f = &d.force[0].func[0];
+  CHECK(f->type == MB_FUNC_BSPLINE && f->ncoef == 20);
+  CHECK(f->time != NULL && f->time[0] == 0 && f->time[1] == 5);
+  for (int i = 0; i < f->ncoef; i++) CHECK(f->coef[i].param == 1 + i && f->coef[i].value == 0.25);
+  CHECK(d.force[0].func[1].type == MB_FUNC_CONSTANT && d.force[0].func[1].time == NULL);
+
+  /* the point force: a B-spline of literals and elements, a table with values "$w" */
+  f = &d.force[1].func[0];
+  CHECK(f->type == MB_FUNC_BSPLINE && f->ncoef == 5 && f->time[0] == -1 && f->time[1] == 1.5);
+  CHECK(f->coef[0].param == -1 && f->coef[0].value == 0);
+  CHECK(f->coef[1].param == 22 && f->coef[1].value == 2.5);
+  CHECK(f->coef[2].param == 24 && f->coef[2].value == 4);
+  CHECK(f->coef[4].param == -1 && f->coef[4].value == 1);
+  f = &d.force[1].func[1];
+  CHECK(f->type == MB_FUNC_TABLE && f->ncoef == 3 && f->time[2] == 2);
+  for (int i = 0; i < 3; i++) CHECK(f->coef[i].param == 21 + i);
+  CHECK(f->coef[1].value == 2.5);
+
+  /* the driver: a polynomial with coefficients "$w" */
+  f = &d.driver[0].func;
+  CHECK(f->type == MB_FUNC_POLYNOMIAL && f->ncoef == 3 && f->time == NULL);
+  CHECK(f->coef[0].param == 21 && f->coef[2].param == 23 && f->coef[2].value == -3);
+
+  /* the functional reference: a B-spline on [0, 2] bound to u */
+  f = &d.functional[0].term[0].reference;
+  CHECK(d.functional[0].term[0].has_reference && f->type == MB_FUNC_BSPLINE && f->ncoef == 20);
+  CHECK(f->time[0] == 0 && f->time[1] == 2 && f->coef[19].param == 20);
+
+  /* setting one element reaches every scalar bound to it, and only those */
+  mb_desc_set_param(&d, mb_desc_param_index(&d, "u[3]"), 0.75);
+  CHECK(d.force[0].func[0].coef[3].value == 0.75 && d.force[0].func[0].coef[4].value == 0.25);
+  CHECK(d.functional[0].term[0].reference.coef[3].value == 0.75);
+  mb_desc_set_param(&d, mb_desc_param_index(&d, "w[1]"), 7);
+  CHECK(d.force[1].func[0].coef[1].value == 7 && d.force[1].func[1].coef[1].value == 7);
+  CHECK(d.driver[0].func.coef[1].value == 7 && d.driver[0].func.coef[0].value == 1);
+
+done:
+  mb_desc_free(&d);
+  CHECK(d.param_name == NULL && d.nparam == 0);
+}
 
 static void test_planar(void) {
   mb_desc d;
@@ -634,24 +769,182 @@ static void visit_unknown_key(cJSON* root, cJSON* item, const char* path, const 
   free(json);
 }
 
-static void test_mutations(const char* text, const char* source) {
+/* every mutation of a model; more than min_checks checks, so that the walk really visited it */
+static void test_mutations(const char* text, const char* source, int min_checks) {
   cJSON* root = cJSON_Parse(text);
   int before = npass + nfail;
   if (!CHECK_MSG(root != NULL, source)) return;
   walk(root, root, "", 0, visit_string, source);
   walk(root, root, "", 0, visit_infinite, source);
   walk(root, root, "", 1, visit_unknown_key, source);
-  CHECK(npass + nfail - before > 1000); /* the walk really visited the models */
+  CHECK(npass + nfail - before > min_checks);
   cJSON_Delete(root);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   vector parameters and B-splines */
+
+/* vector parameters and B-splines: the rules the bad models do not show */
+static void test_vector_misc(void) {
+  static const char* const head =
+      "{\"dimension\": 2, \"bodies\": [{\"name\": \"b\", \"mass\": 1, \"inertia\": 1}], "
+      "\"forces\": [{\"name\": \"t\", \"type\": \"torque\", \"body\": \"b\", \"value\": ";
+  static const struct {
+    const char* params; /* the "parameters" object */
+    const char* value;  /* the torque's time function */
+    const char* path;
+    const char* reason;
+  } cases[] = {
+      /* element references must be written as the element names are */
+      {"{\"u\": [1, 2]}", "\"$u[01]\"", "forces[0].value", "unknown parameter \"u[01]\""},
+      {"{\"u\": [1, 2]}", "\"$u[-1]\"", "forces[0].value", "unknown parameter \"u[-1]\""},
+      {"{\"u\": [1, 2]}", "\"$u[1\"", "forces[0].value", "unknown parameter \"u[1\""},
+      {"{\"u\": [1, 2]}", "\"$u[1]x\"", "forces[0].value", "unknown parameter \"u[1]x\""},
+      {"{\"u\": [1, 2]}", "\"$u[99999999999]\"", "forces[0].value",
+       "unknown parameter \"u[99999999999]\" (the vector \"u\" has 2 values"},
+      {"{\"u\": [1, 2]}", "\"$v[0]\"", "forces[0].value",
+       "unknown parameter \"v[0]\" (not in \"parameters\")"},
+      /* a vector where one scalar is expected: a time function, a harmonic's amplitude */
+      {"{\"u\": [1, 2]}", "{\"harmonic\": {\"amplitude\": \"$u\", \"omega\": 1}}",
+       "forces[0].value.harmonic.amplitude", "\"$u\" is a vector parameter (2 values)"},
+      /* lists: an element is one scalar, not a list; an unknown vector; other types */
+      {"{\"u\": [1, 2, 3, 4]}",
+       "{\"bspline\": {\"t0\": 0, \"t1\": 1, \"coefficients\": \"$u[1]\"}}",
+       "forces[0].value.bspline.coefficients", "\"$u[1]\" is a scalar parameter"},
+      {"{\"u\": [1, 2, 3, 4]}", "{\"polynomial\": \"$p\"}", "forces[0].value.polynomial",
+       "unknown parameter \"p\""},
+      {"{\"u\": [1, 2, 3, 4]}", "{\"polynomial\": 3}", "forces[0].value.polynomial",
+       "expected an array or a vector parameter \"$name\", got number"},
+      {"{\"u\": [1, 2, 3, 4]}", "{\"polynomial\": []}", "forces[0].value.polynomial",
+       "needs at least 1 coefficient"},
+      {"{}", "{\"table\": {\"t\": [0, 1], \"values\": \"abc\"}}", "forces[0].value.table.values",
+       "expected an array or a vector parameter \"$name\", got string \"abc\""},
+      /* B-spline keys and time span */
+      {"{}", "{\"bspline\": {\"t0\": 0, \"t1\": 1}}", "forces[0].value.bspline.coefficients",
+       "missing"},
+      {"{}", "{\"bspline\": {\"t0\": 0, \"coefficients\": [0, 0, 0, 0]}}",
+       "forces[0].value.bspline.t1", "missing"},
+      {"{}", "{\"bspline\": {\"t0\": 1, \"t1\": -1, \"coefficients\": [0, 0, 0, 0]}}",
+       "forces[0].value.bspline.t1", "must be greater than t0 (got -1 <= 1)"},
+      {"{\"k\": 1}", "{\"bspline\": {\"t0\": \"$k\", \"t1\": 2, \"coefficients\": [0, 0, 0, 0]}}",
+       "forces[0].value.bspline.t0", "expected a number, got string \"$k\""},
+      {"{}", "{\"bspline\": [0, 1, 2, 3]}", "forces[0].value.bspline", "expected an object"},
+      {"{}",
+       "{\"bspline\": {\"t0\": 0, \"t1\": 1, \"coefficients\": [0, 0, 0, 0]}, "
+       "\"polynomial\": [1]}",
+       "forces[0].value", "expected exactly one of"},
+      {"{}", "[1]", "forces[0].value", "planar torque is one function"},
+      /* vector declarations: counts, element names, forms */
+      {"{\"u\": {\"repeat\": 1, \"count\": 100001}}", "0", "parameters.u.count",
+       "must be <= 100000 (got 100001)"},
+      {"{\"u\": {\"repeat\": 1, \"count\": 2.5}}", "0", "parameters.u.count", "must be an integer"},
+      {"{\"u\": {\"repeat\": 1}}", "0", "parameters.u.count", "missing"},
+      {"{\"u\": {\"count\": 3}}", "0", "parameters.u.repeat", "missing"},
+      {"{\"u\": {\"repeat\": \"$k\", \"count\": 3}}", "0", "parameters.u.repeat",
+       "expected a number, got string"},
+      {"{\"u\": {\"repeat\": 1, \"count\": 3, \"step\": 1}}", "0", "parameters.u.step",
+       "unknown key"},
+      {"{\"u\": [1, [2]]}", "0", "parameters.u[1]", "expected a number, got array"},
+      {"{\"u\": true}", "0", "parameters.u", "expected a number, an array of numbers"},
+      {"{\"u[0]\": 1}", "0", "parameters.u[0]", "only letters, digits and '_'"},
+      {"{\"abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij\": {\"repeat\": 1, "
+       "\"count\": 100}}",
+       "0", "parameters.abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij",
+       "too long for a vector of 100 values"},
+  };
+  char text[2048], source[32];
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    snprintf(text, sizeof text, "%s%s}], \"parameters\": %s}", head, cases[i].value,
+             cases[i].params);
+    snprintf(source, sizeof source, "vector case %d", i);
+    expect_failure(text, source, cases[i].path, cases[i].reason);
+  }
+
+  /* the largest vector, bound whole: 100000 coefficients; a one-value vector; exactly 1000000
+     parameters */
+  mb_desc d;
+  mb_error err;
+  snprintf(text, sizeof text,
+           "%s{\"bspline\": {\"t0\": 0, \"t1\": 1, \"coefficients\": \"$u\"}}}], "
+           "\"parameters\": {\"one\": [2], \"u\": {\"repeat\": -1.5, \"count\": 100000}}}",
+           head);
+  mb_status s = mb_desc_parse_json(text, "large", &d, &err);
+  if (CHECK_MSG(s == MB_OK, err.message)) {
+    CHECK(d.nparam == 100001 && strcmp(d.param_name[0], "one[0]") == 0);
+    CHECK(strcmp(d.param_name[100000], "u[99999]") == 0 && d.param_value[100000] == -1.5);
+    CHECK(mb_desc_param_index(&d, "u[99999]") == 100000);
+    CHECK(d.force[0].func[0].ncoef == 100000 && d.force[0].func[0].coef[99999].param == 100000);
+  }
+  mb_desc_free(&d);
+  char* big = malloc(4096);
+  if (big) {
+    int n = snprintf(big, 4096, "%s0}], \"parameters\": {", head);
+    for (int k = 0; k < 10; k++)
+      n += snprintf(big + n, (size_t)(4096 - n), "\"v%d\": {\"repeat\": %d, \"count\": 100000}, ",
+                    k, k);
+    snprintf(big + n, (size_t)(4096 - n), "\"w\": 1}}");
+    s = mb_desc_parse_json(big, "million", &d, &err);
+    /* one too many: the scalar "w" is the 1000001st */
+    CHECK_MSG(s == MB_ERR_MODEL && strstr(err.message, "parameters.w: more than 1000000"),
+              err.message);
+    mb_desc_free(&d);
+    big[n] = '\0';
+    snprintf(big + n - 2, (size_t)(4096 - n + 2), "}}");
+    s = mb_desc_parse_json(big, "million", &d, &err);
+    CHECK_MSG(s == MB_OK && d.nparam == 1000000, err.message);
+    if (s == MB_OK) CHECK(strcmp(d.param_name[999999], "v9[99999]") == 0);
+    mb_desc_free(&d);
+    free(big);
+  }
 }
 
 /* ---------------------------------------------------------------------------------------------
    the complete examples of docs/model-format.md (each fenced block after the line
    "<!-- complete model -->") load, so that the documentation stays true */
 
+/* the block after "<!-- five-bar addition -->" (a B-spline torque bound to a vector parameter),
+   merged into the five-bar example: its members are added to the five-bar's objects and arrays */
+static void check_fivebar_addition(const char* fivebar, const char* addition) {
+  cJSON *base = cJSON_Parse(fivebar), *add = cJSON_Parse(addition);
+  char* text = NULL;
+  mb_desc d;
+  mb_error err;
+  memset(&d, 0, sizeof d);
+  if (!CHECK_MSG(base && add, "five-bar addition parses")) goto done;
+  for (const cJSON* e = add->child; e; e = e->next) {
+    cJSON* to = cJSON_GetObjectItemCaseSensitive(base, e->string);
+    if (!CHECK_MSG(to != NULL && to->type == e->type, e->string)) goto done;
+    for (const cJSON* x = e->child; x; x = x->next) {
+      if (cJSON_IsObject(to))
+        cJSON_AddItemToObject(to, x->string, cJSON_Duplicate(x, 1));
+      else
+        cJSON_AddItemToArray(to, cJSON_Duplicate(x, 1));
+    }
+  }
+  text = cJSON_PrintUnformatted(base);
+  mb_status s = mb_desc_parse_json(text, "docs/model-format.md five-bar addition", &d, &err);
+  if (!CHECK_MSG(s == MB_OK, err.message)) goto done;
+
+  /* 5 + 20 parameters; the torque's coefficients are u[0]..u[19], zero */
+  CHECK(d.nparam == 25 && strcmp(d.param_name[5], "u[0]") == 0 &&
+        strcmp(d.param_name[24], "u[19]") == 0);
+  CHECK(d.nforce == 3 && d.force[2].type == MB_FORCE_TORQUE && d.force[2].body[0] == 0);
+  const mb_func_desc* f = &d.force[2].func[0];
+  CHECK(f->type == MB_FUNC_BSPLINE && f->ncoef == 20 && f->time[0] == 0 && f->time[1] == 5);
+  for (int j = 0; j < f->ncoef && d.nparam == 25; j++)
+    CHECK(f->coef[j].param == 5 + j && f->coef[j].value == 0);
+
+done:
+  mb_desc_free(&d);
+  free(text);
+  cJSON_Delete(base);
+  cJSON_Delete(add);
+}
+
 static void test_doc_examples(void) {
   FILE* file = fopen("docs/model-format.md", "rb");
   char* text = NULL;
+  char* addition = NULL;
   long size;
   int nexample = 0;
   if (!CHECK_MSG(file != NULL, "docs/model-format.md (run from the repository root)")) return;
@@ -660,8 +953,18 @@ static void test_doc_examples(void) {
   fseek(file, 0, SEEK_SET);
   text = calloc((size_t)size + 1, 1);
   if (text && fread(text, 1, (size_t)size, file) == (size_t)size) {
-    for (char* at = strstr(text, "<!-- complete model -->"); at;
-         at = strstr(at + 1, "<!-- complete model -->")) {
+    /* the five-bar addition comes before the complete models */
+    char* at = strstr(text, "<!-- five-bar addition -->");
+    if (CHECK(at != NULL) && CHECK((addition = strstr(at, "```json\n")) != NULL)) {
+      addition += 8;
+      char* close = strstr(addition, "\n```");
+      if (CHECK(close != NULL))
+        *close = '\0';
+      else
+        addition = NULL;
+    }
+    for (at = strstr(addition ? addition + strlen(addition) + 1 : text, "<!-- complete model -->");
+         at; at = strstr(at + 1, "<!-- complete model -->")) {
       char *open = strstr(at, "```json\n"), *close;
       if (!CHECK(open != NULL)) break;
       open += 8;
@@ -688,6 +991,7 @@ static void test_doc_examples(void) {
               d.functional[0].term[1].reference.coef[0].value == -2);
         CHECK(d.nfunctional == 3 && strcmp(d.functional[1].term[0].output, "v2.x") == 0 &&
               !d.functional[1].term[0].has_reference);
+        if (addition) check_fivebar_addition(open, addition);
       }
       mb_desc_free(&d);
       nexample++;
@@ -756,8 +1060,11 @@ int main(void) {
   test_bad_models();
   test_planar();
   test_spatial();
-  test_mutations(planar_model, "planar");
-  test_mutations(spatial_model, "spatial");
+  test_vector_params();
+  test_mutations(planar_model, "planar", 1000);
+  test_mutations(spatial_model, "spatial", 1000);
+  test_mutations(vector_model, "vector", 400);
+  test_vector_misc();
   test_doc_examples();
   test_misc();
   printf("%d passed, %d failed\n", npass, nfail);
