@@ -71,6 +71,7 @@ typedef struct caps {
   X(int, func_adr, c.nfunc) \
   X(int, func_num, c.nfunc) \
   X(double, func_data, c.nfuncdata) \
+  X(int, func_param, c.nfuncdata) \
   X(int, sensor_type, c.nsensor) \
   X(int, sensor_ref, 2 * c.nsensor) \
   X(int, sensor_component, c.nsensor) \
@@ -109,6 +110,7 @@ static mb_model* model_alloc(caps c) {
     return NULL;
   }
   m->buffer = buffer;
+  m->buffer_size = total;
 #define MB_CARVE(type, name, count) \
   m->name = (type*)(void*)buffer;   \
   buffer += align8(sizeof(type) * (size_t)((count) + 1));
@@ -966,9 +968,12 @@ static int measure_constraint(const mb_model* m, int joint, mb_coord_type coord,
 
 static int func_storage(const mb_func_desc* f) {
   switch (f->type) {
-    case MB_FUNC_TABLE: return 3 * f->ncoef;
-    case MB_FUNC_BSPLINE: return f->ncoef + 2;
-    default: return f->ncoef;
+    case MB_FUNC_TABLE:
+      return 3 * f->ncoef;
+    case MB_FUNC_BSPLINE:
+      return f->ncoef + 2;
+    default:
+      return f->ncoef;
   }
 }
 
@@ -981,7 +986,11 @@ static int add_func(compiler* c, const mb_func_desc* f) {
   m->func_num[i] = n;
   double* data = m->func_data + m->nfuncdata;
   double* ddata = c->dm->func_data + m->nfuncdata;
-  for (int k = 0; k < n; k++) data[k] = f->coef[k].value, ddata[k] = dval(c, f->coef[k]);
+  for (int k = 0; k < func_storage(f); k++) m->func_param[m->nfuncdata + k] = -1;
+  for (int k = 0; k < n; k++) {
+    data[k] = f->coef[k].value, ddata[k] = dval(c, f->coef[k]);
+    m->func_param[m->nfuncdata + k] = f->coef[k].param;
+  }
   if (f->type == MB_FUNC_TABLE) {
     /* the spline is linear in the values: its derivative is the spline of their derivatives */
     memcpy(data + n, f->time, n * sizeof(double));
@@ -1512,6 +1521,107 @@ static int binds_direction(const mb_desc* d, int p, char* where, size_t len) {
   return 0;
 }
 
+/* A copy of m in a new allocation with the same layout. */
+static mb_model* model_clone(const mb_model* m) {
+  mb_model* c = malloc(sizeof *c);
+  char* buffer = malloc(m->buffer_size);
+  if (!c || !buffer) {
+    free(c);
+    free(buffer);
+    return NULL;
+  }
+  *c = *m;
+  memcpy(buffer, m->buffer, m->buffer_size);
+  c->buffer = buffer;
+#define MB_REBASE(type, name, count) \
+  c->name = (type*)(void*)(buffer + ((const char*)m->name - (const char*)m->buffer));
+  MB_MODEL_ARRAYS(MB_REBASE)
+#undef MB_REBASE
+  return c;
+}
+
+/* Zeroes every real array of a model; their slots run up to the next array of the block. */
+static void zero_reals(mb_model* m) {
+  char* starts[] = {
+#define MB_START(type, name, count) (char*)m->name,
+      MB_MODEL_ARRAYS(MB_START)
+#undef MB_START
+  };
+  const int real[] = {
+#define MB_IS_REAL(type, name, count) sizeof(type) == sizeof(double),
+      MB_MODEL_ARRAYS(MB_IS_REAL)
+#undef MB_IS_REAL
+  };
+  const int n = sizeof real / sizeof real[0];
+  for (int i = 0; i < n; i++) {
+    char* end = i + 1 < n ? starts[i + 1] : (char*)m->buffer + m->buffer_size;
+    if (real[i]) memset(starts[i], 0, (size_t)(end - starts[i]));
+  }
+  m->gravity[0] = m->gravity[1] = m->gravity[2] = 0;
+}
+
+typedef struct binding_count {
+  int param, in_functions, elsewhere;
+} binding_count;
+
+static void count_binding(mb_real* r, int in_function, void* user) {
+  binding_count* b = user;
+  if (r->param != b->param) return;
+  if (in_function)
+    b->in_functions++;
+  else
+    b->elsewhere++;
+}
+
+mb_model* mb_model_zero_clone(const mb_model* m) {
+  mb_model* z = model_clone(m);
+  if (z) zero_reals(z);
+  return z;
+}
+
+/* 1 when parameter p of d is bound only to coefficients of time functions (the walk only reads
+   the description). */
+static int bound_to_functions_only(const mb_desc* d, int p) {
+  binding_count bound = {p, 0, 0};
+  mb_desc_visit((mb_desc*)d, count_binding, &bound);
+  return bound.elsewhere == 0;
+}
+
+/* Function data of the tangent of a parameter bound only to function coefficients: 1 at those
+   coefficients, and the spline curvatures of tables, which are linear in the values. */
+static int function_tangent_data(const mb_model* m, int param, double* data) {
+  memset(data, 0, sizeof(double) * m->nfuncdata);
+  for (int f = 0; f < m->nfunc; f++) {
+    const int adr = m->func_adr[f], n = m->func_num[f];
+    int hit = 0;
+    for (int j = 0; j < n; j++)
+      if (m->func_param[adr + j] == param) data[adr + j] = 1, hit = 1;
+    if (hit && m->func_type[f] == MB_FUNC_TABLE) {
+      double* work = malloc(2 * n * sizeof(double));
+      if (!work) return 0;
+      mbu_spline_setup(n, m->func_data + adr + n, data + adr, data + adr + 2 * n, work);
+      free(work);
+    }
+  }
+  return 1;
+}
+
+mb_model* mbd_function_tangent(const mb_desc* d, const mb_model* m, const mb_model* zero,
+                               int param) {
+  if (!bound_to_functions_only(d, param)) return NULL;
+  mb_model* dm = malloc(sizeof *dm);
+  double* data = malloc(sizeof(double) * (m->nfuncdata + 1));
+  if (!dm || !data || !function_tangent_data(m, param, data)) {
+    free(dm);
+    free(data);
+    return NULL;
+  }
+  *dm = *zero;
+  dm->func_data = data;
+  dm->buffer = data; /* what mb_model_free releases; the rest belongs to `zero` */
+  return dm;
+}
+
 mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_model** dm,
                             mb_error* err) {
   *dm = NULL;
@@ -1523,6 +1633,14 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
                         "parameters.%s: bound to a direction of marker %s; marker axes and "
                         "reference directions cannot be differentiated",
                         d->param_name[param], where);
+  if (bound_to_functions_only(d, param)) {
+    *dm = mb_model_zero_clone(m);
+    if (*dm && !function_tangent_data(m, param, (*dm)->func_data)) {
+      mb_model_free(*dm);
+      *dm = NULL;
+    }
+    return *dm ? MB_OK : mb_error_set(err, MB_ERR_MEMORY, "tangent model: out of memory");
+  }
   mb_model* again = NULL;
   mb_status st = compile(d, param, &again, dm, err);
   if (st != MB_OK) return st;

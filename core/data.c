@@ -26,7 +26,8 @@ mb_data* mb_data_create(const mb_model* m) {
   p += (count);
   MB_TAKE(q, nq)
   MB_TAKE(qd, nq)
-  MB_TAKE(qdd, nq) MB_TAKE(force, nq) MB_TAKE(qhat_v, nq) MB_TAKE(qhat_a, nq) MB_TAKE(qd_star, nq)
+  MB_TAKE(qdd, nq)
+  MB_TAKE(force, nq) MB_TAKE(qhat_v, nq) MB_TAKE(qhat_a, nq) MB_TAKE(qd_star, nq)
       MB_TAKE(qdd_star, nq) MB_TAKE(lambda, nc) MB_TAKE(sigma, nc) MB_TAKE(kappa, nc)
           MB_TAKE(phi, nc) MB_TAKE(phit, nc) MB_TAKE(phidd_rhs, nc) MB_TAKE(phiq, nc * nq)
               MB_TAKE(stiff, nn) MB_TAKE(damp, nn) MB_TAKE(tangent, nn) MB_TAKE(proj, nn)

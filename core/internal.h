@@ -46,6 +46,18 @@ void mbu_bspline_support(int n, double t0, double t1, int j, double* lo, double*
 void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,
                     double* rate, double* accel);
 
+/* tangent models that share storage (compile.c) */
+
+/* A copy of m with every real array zero: the common part of the tangent models of parameters
+   bound only to function coefficients. Free with mb_model_free after those tangents. */
+mb_model* mb_model_zero_clone(const mb_model* m);
+
+/* The tangent model of parameter `param` when it is bound only to coefficients of time
+   functions: it owns its function data and shares everything else with `zero` (which must
+   outlive it). NULL when the parameter is bound elsewhere too, or out of memory. */
+mb_model* mbd_function_tangent(const mb_desc* d, const mb_model* m, const mb_model* zero,
+                               int param);
+
 /* constraints (constraints.c) */
 
 /* Target e(t) = value + f(t) of a constraint with its two time derivatives into e[0..2]. */

@@ -16,11 +16,17 @@ typedef struct sens_ws {
   int p;          /* parameters */
   int ncol;       /* columns of the right-hand-side arrays: max(p, functionals, 1) */
   mb_model** dm;  /* (p) tangent models */
+  mb_model* zero; /* zero tangent shared by the parameters of function coefficients */
   double* window; /* (p x 2) times outside of which a parameter has no explicit effect */
+  int* order;     /* (p) parameters acting always, then the others by window start */
+  int nalways;    /* how many act always */
+  double widest;  /* the widest finite window */
+  int* active;    /* (p) scratch of sens_active_list */
   /* which parts of the model each parameter reaches: the work for the others is skipped */
   unsigned char* con_dep;   /* (p x ncon) */
   unsigned char* force_dep; /* (p x nforce) */
   unsigned char* mass_dep;  /* (p) */
+  unsigned char* func_dep;  /* (p) the functionals depend on it explicitly */
   /* sensitivities of the state, one column per parameter */
   double* qr;   /* (nq x ncol) */
   double* qdr;  /* (nq x ncol) */
@@ -46,6 +52,10 @@ void sens_free(sens_ws* ws);
 
 /* 1 when parameter k may have explicit effects at time t. */
 int sens_active(const sens_ws* ws, int k, double t);
+
+/* The parameters that may have explicit effects at time t, into ws->active; returns how many.
+   Costs the number found plus a binary search, not the number of parameters. */
+int sens_active_list(sens_ws* ws, double t);
 
 /* Solves [A Phi_q^T; Phi_q 0] [x; s] = [r; g] for ncol right-hand sides by the augmented
    Lagrangian iteration on the factorisation `kind` (A: the Newton matrix divided by beta h^2, its

@@ -126,9 +126,12 @@ static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint*
       a->bbar[(size_t)f * nq + j] += weight * gqd[j];
       a->cbar[(size_t)f * nq + j] += weight * gqdd[j];
     }
-    for (int k = 0; k < ws->p; k++)
-      if (sens_active(ws, k, d->t))
+    const int nactive = sens_active_list(ws, d->t);
+    for (int i = 0; i < nactive; i++) {
+      const int k = ws->active[i];
+      if (ws->func_dep[k])
         grad[(size_t)f * ws->p + k] += weight * mbd_functional_param(m, ws->dm[k], d, f, final);
+    }
   }
 }
 
@@ -142,8 +145,9 @@ static double dot(int n, const double* x, const double* y) {
 static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int level,
                            double* grad) {
   const int nq = m->nq, nc = m->ncon;
-  for (int k = 0; k < ws->p; k++) {
-    if (!sens_active(ws, k, d->t)) continue;
+  const int nactive = sens_active_list(ws, d->t);
+  for (int i = 0; i < nactive; i++) {
+    const int k = ws->active[i];
     if (level == 0)
       sens_explicit_dynamics(m, d, ws, k, a->r, a->g);
     else

@@ -54,6 +54,14 @@ static void dependence(const mb_model* m, sens_ws* ws, int k) {
   ws->mass_dep[k] = (unsigned char)nonzero((size_t)m->nq * m->nq, dm->mass);
 }
 
+/* Whether the functionals depend on parameter k explicitly: always, unless it moves only time
+   functions (window computed), and none of them is a reference of a functional term. */
+static void functional_dependence(const mb_model* m, sens_ws* ws, int k) {
+  int dep = isinf(ws->window[2 * k]) && isinf(ws->window[2 * k + 1]);
+  for (int i = 0; i < m->nfterm && !dep; i++) dep = func_depends(m, ws->dm[k], m->fterm_ref[i]);
+  ws->func_dep[k] = (unsigned char)dep;
+}
+
 /* The times at which parameter k acts explicitly: always, unless it only moves control values of
    B-splines, which act on four segments each. */
 static void activity_window(const mb_model* m, sens_ws* ws, int k) {
@@ -93,14 +101,67 @@ int sens_active(const sens_ws* ws, int k, double t) {
   return t >= w[0] - slack && t <= w[1] + slack;
 }
 
+static const sens_ws* sort_ws; /* qsort has no context argument; set only during the sort */
+
+static int by_window_start(const void* a, const void* b) {
+  const double sa = sort_ws->window[2 * *(const int*)a], sb = sort_ws->window[2 * *(const int*)b];
+  return (sa > sb) - (sa < sb);
+}
+
+/* ws->order: the parameters that always act, then the windowed ones by start */
+static void order_by_window(sens_ws* ws) {
+  int n = 0;
+  for (int k = 0; k < ws->p; k++)
+    if (isinf(ws->window[2 * k]) && isinf(ws->window[2 * k + 1])) ws->order[n++] = k;
+  ws->nalways = n;
+  ws->widest = 0;
+  for (int k = 0; k < ws->p; k++)
+    if (!(isinf(ws->window[2 * k]) && isinf(ws->window[2 * k + 1]))) {
+      ws->order[n++] = k;
+      const double lo = isinf(ws->window[2 * k]) ? 0 : ws->window[2 * k];
+      const double hi = isinf(ws->window[2 * k + 1]) ? lo : ws->window[2 * k + 1];
+      ws->widest = fmax(ws->widest, hi - lo);
+    }
+  sort_ws = ws;
+  qsort(ws->order + ws->nalways, (size_t)(ws->p - ws->nalways), sizeof(int), by_window_start);
+  sort_ws = NULL;
+}
+
+int sens_active_list(sens_ws* ws, double t) {
+  int n = 0;
+  for (int i = 0; i < ws->nalways; i++) ws->active[n++] = ws->order[i];
+  /* windowed ones start by t; those opening before t - widest have closed, unless they open at
+     -infinity (held B-spline ends), which sort first */
+  int lo = ws->nalways, hi = ws->p;
+  const double first = t - ws->widest - 1e-9 * (1 + fabs(t));
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    double start = ws->window[2 * ws->order[mid]];
+    if (!isinf(start) && start < first)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (int i = ws->nalways; i < lo && isinf(ws->window[2 * ws->order[i]]); i++)
+    if (sens_active(ws, ws->order[i], t)) ws->active[n++] = ws->order[i];
+  for (int i = lo; i < ws->p; i++) {
+    const int k = ws->order[i];
+    if (ws->window[2 * k] > t + 1e-9 * (1 + fabs(t))) break;
+    if (sens_active(ws, k, t)) ws->active[n++] = k;
+  }
+  return n;
+}
+
 void sens_free(sens_ws* ws) {
   if (!ws) return;
   if (ws->dm)
     for (int k = 0; k < ws->p; k++) mb_model_free(ws->dm[k]);
+  mb_model_free(ws->zero);
   free(ws->dm);
   free(ws->qr);
   free(ws->con_dep);
   free(ws->window);
+  free(ws->order);
   free(ws);
 }
 
@@ -120,9 +181,10 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
   ws->dm = calloc(np, sizeof(mb_model*));
-  ws->con_dep = calloc(np * (nc + m->nforce + 1) + 1, 1);
+  ws->con_dep = calloc(np * (nc + m->nforce + 2) + 1, 1);
   ws->window = calloc(2 * np, sizeof(double));
-  if (!b || !ws->dm || !ws->con_dep || !ws->window) {
+  ws->order = calloc(2 * np, sizeof(int));
+  if (!b || !ws->dm || !ws->con_dep || !ws->window || !ws->order) {
     free(b);
     sens_free(ws);
     mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
@@ -131,14 +193,20 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = b, b += counts[i];
   ws->force_dep = ws->con_dep + np * nc;
   ws->mass_dep = ws->force_dep + np * m->nforce;
+  ws->func_dep = ws->mass_dep + np;
+  ws->zero = p > 0 ? mb_model_zero_clone(m) : NULL;
   for (int k = 0; k < p; k++) {
-    if (mbd_model_tangent(desc, m, k, &ws->dm[k], err) != MB_OK) {
+    ws->dm[k] = ws->zero ? mbd_function_tangent(desc, m, ws->zero, k) : NULL;
+    if (!ws->dm[k] && mbd_model_tangent(desc, m, k, &ws->dm[k], err) != MB_OK) {
       sens_free(ws);
       return NULL;
     }
     dependence(m, ws, k);
     activity_window(m, ws, k);
+    functional_dependence(m, ws, k);
   }
+  ws->active = ws->order + np;
+  order_by_window(ws);
   return ws;
 }
 

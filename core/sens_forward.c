@@ -97,7 +97,9 @@ static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, do
     if (!grad) continue;
     for (int k = 0; k < ws->p; k++) {
       const size_t cq = (size_t)k * nq;
-      double v = sens_active(ws, k, d->t) ? mbd_functional_param(m, ws->dm[k], d, fn, final) : 0;
+      double v = ws->func_dep[k] && sens_active(ws, k, d->t)
+                     ? mbd_functional_param(m, ws->dm[k], d, fn, final)
+                     : 0;
       for (int j = 0; j < nq; j++)
         v += gq[j] * ws->qr[cq + j] + gqd[j] * ws->qdr[cq + j] + gqdd[j] * ws->qddr[cq + j];
       grad[(size_t)fn * ws->p + k] += weight * v;

@@ -239,6 +239,9 @@ mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err);
 /* The same from a JSON text held in memory; `source` names it in messages. */
 mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, mb_error* err);
 
+/* Calls visit on every scalar of d (in_function = 1 for the coefficients of time functions). */
+void mb_desc_visit(mb_desc* d, void (*visit)(mb_real* r, int in_function, void* user), void* user);
+
 /* Sets parameter p to value: every scalar of d bound to it takes the value (d must be compiled
    again for the change to reach a model). Out-of-range p is ignored. */
 void mb_desc_set_param(mb_desc* d, int p, double value);

@@ -4,6 +4,8 @@
 #ifndef MBOPT_MODEL_H
 #define MBOPT_MODEL_H
 
+#include <stddef.h>
+
 #include "mbopt/desc.h"
 
 #define MB_LABEL_LEN 96
@@ -108,6 +110,7 @@ typedef struct mb_model {
   int* func_num;  /* (nfunc) number of coefficients */
   double*
       func_data; /* (nfuncdata) coefficients; tables: values, times, spline second derivatives */
+  int* func_param;   /* (nfuncdata) parameter bound to each coefficient, -1: none */
 
   /* sensors */
   int* sensor_type; /* (nsensor) mb_sensor_type */
@@ -136,7 +139,8 @@ typedef struct mb_model {
   char* joint_name; /* (njoint x MB_NAME_LEN) */
   char* force_name; /* (nforce x MB_NAME_LEN) */
 
-  void* buffer; /* the one allocation holding every array above */
+  void* buffer;       /* the one allocation holding every array above */
+  size_t buffer_size; /* its bytes */
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */

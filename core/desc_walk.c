@@ -1,0 +1,70 @@
+/* Walking every scalar of a description: setting a parameter, finding where one is bound. */
+#include "mbopt/desc.h"
+
+typedef void (*visit_fn)(mb_real* r, int in_function, void* user);
+
+static void visit_reals(mb_real* r, int n, int in_function, visit_fn visit, void* user) {
+  for (int i = 0; i < n; i++) visit(&r[i], in_function, user);
+}
+
+static void visit_func(mb_func_desc* f, visit_fn visit, void* user) {
+  if (f->coef) visit_reals(f->coef, f->ncoef, 1, visit, user);
+}
+
+static void visit_markers(mb_marker_desc* mk, int n, visit_fn visit, void* user) {
+  for (int i = 0; i < n; i++) {
+    visit_reals(mk[i].point, 3, 0, visit, user);
+    visit_reals(mk[i].axis, 3, 0, visit, user);
+    visit_reals(mk[i].ref, 3, 0, visit, user);
+  }
+}
+
+void mb_desc_visit(mb_desc* d, visit_fn visit, void* user) {
+  visit_reals(d->gravity, 3, 0, visit, user);
+  visit_markers(d->ground_marker, d->nground_marker, visit, user);
+  for (int b = 0; b < d->nbody; b++) {
+    mb_body_desc* bd = &d->body[b];
+    visit_reals(&bd->mass, 1, 0, visit, user);
+    visit_reals(bd->com, 3, 0, visit, user);
+    visit_reals(bd->inertia, 6, 0, visit, user);
+    visit_markers(bd->marker, bd->nmarker, visit, user);
+  }
+  for (int i = 0; i < d->nforce; i++) {
+    mb_force_desc* f = &d->force[i];
+    visit_reals(&f->stiffness, 1, 0, visit, user);
+    visit_reals(&f->damping, 1, 0, visit, user);
+    visit_reals(&f->natural_length, 1, 0, visit, user);
+    visit_reals(&f->force, 1, 0, visit, user);
+    for (int k = 0; k < 3; k++) visit_func(&f->func[k], visit, user);
+  }
+  for (int i = 0; i < d->ndriver; i++) visit_func(&d->driver[i].func, visit, user);
+  for (int i = 0; i < d->nprescribe; i++) {
+    visit_reals(&d->prescribe[i].value, 1, 0, visit, user);
+    visit_reals(&d->prescribe[i].rate, 1, 0, visit, user);
+  }
+  for (int f = 0; f < d->nfunctional; f++)
+    for (int j = 0; j < d->functional[f].nterm; j++) {
+      mb_fterm_desc* t = &d->functional[f].term[j];
+      visit_reals(&t->weight, 1, 0, visit, user);
+      visit_reals(&t->epsilon, 1, 0, visit, user);
+      visit_func(&t->reference, visit, user);
+    }
+}
+
+typedef struct param_value {
+  int param;
+  double value;
+} param_value;
+
+static void set_value(mb_real* r, int in_function, void* user) {
+  const param_value* pv = user;
+  (void)in_function;
+  if (r->param == pv->param) r->value = pv->value;
+}
+
+void mb_desc_set_param(mb_desc* d, int p, double value) {
+  if (p < 0 || p >= d->nparam) return;
+  d->param_value[p] = value;
+  param_value pv = {p, value};
+  mb_desc_visit(d, set_value, &pv);
+}
