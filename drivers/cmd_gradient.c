@@ -75,6 +75,10 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
   cJSON_AddStringToObject(o, "reason", info->reason);
   if (info->method == MB_METHOD_ADJOINT)
     cJSON_AddNumberToObject(o, "memory_bytes", (double)info->memory_bytes);
+  if (info->predicted_forward > 0) {
+    cJSON_AddNumberToObject(o, "predicted_forward_seconds", info->predicted_forward);
+    cJSON_AddNumberToObject(o, "predicted_adjoint_seconds", info->predicted_adjoint);
+  }
   cJSON_AddNumberToObject(o, "seconds", seconds);
   char* text = cJSON_PrintUnformatted(o);
   if (text) puts(text);

@@ -52,3 +52,10 @@ mbopt_cli_test(check_slider_crank 0 "passed" 0 check problems/slider_crank.json)
 mbopt_cli_test(check_help 0 "Usage: mbopt check" 0 check --help)
 mbopt_cli_test(bench_help 0 "Usage: mbopt bench" 0 bench --help)
 mbopt_cli_test(bench_fivebar 0 "central differences" 0 bench problems/fivebar.json --repeat 1 --t-end 0.5)
+
+# adjoint sensitivity through the command line
+mbopt_cli_test(gradient_adjoint_checkpoint 0 "\"method\":\"adjoint\"" 0
+  gradient problems/fivebar.json --method adjoint --checkpoint 64 --json)
+mbopt_cli_test(check_fivebar_adjoint 0 "passed" 0 check problems/fivebar.json --method adjoint)
+mbopt_cli_test(gradient_auto_reason 0 "predicted .* s for adjoint against .* s for forward" 0
+  gradient problems/fivebar_spline.json --t-end 0.5)
