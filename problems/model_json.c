@@ -1634,13 +1634,168 @@ static mb_status read_functionals(json_ctx* c, const cJSON* root) {
   return MB_OK;
 }
 
+/* one design variable entry: a scalar parameter, or every element of a vector parameter */
+static mb_status read_design_vars(json_ctx* c, const cJSON* e, const char* path) {
+  static const char* const keys[] = {"lower", "upper", "initial", "scale", NULL};
+  mb_desc* d = c->d;
+  mb_optim_desc* o = &d->optimization;
+  char sub[PATH_LEN];
+  TRY(expect_object(c, e, path));
+  TRY(check_keys(c, e, path, keys));
+  double lower = NAN, upper = NAN, initial = NAN;
+  TRY(member_number(c, e, path, "lower", &lower));
+  TRY(member_number(c, e, path, "upper", &upper));
+  TRY(member_number(c, e, path, "initial", &initial));
+  if (isnan(lower)) {
+    path_key(sub, path, "lower");
+    return fail(c, sub, "missing");
+  }
+  if (isnan(upper)) {
+    path_key(sub, path, "upper");
+    return fail(c, sub, "missing");
+  }
+  if (!(lower < upper)) {
+    path_key(sub, path, "upper");
+    return fail(c, sub, "must be greater than lower (got %g <= %g)", upper, lower);
+  }
+  const char* scale;
+  TRY(member_string(c, e, path, "scale", 0, &scale));
+  int log_scale = scale && !strcmp(scale, "log");
+  if (scale && !log_scale && strcmp(scale, "linear")) {
+    path_key(sub, path, "scale");
+    return fail(c, sub, "expected \"linear\" or \"log\", got \"%s\"", scale);
+  }
+  if (log_scale && !(lower > 0)) {
+    path_key(sub, path, "lower");
+    return fail(c, sub, "must be > 0 on a log scale (got %g)", lower);
+  }
+
+  /* the parameters this entry names: "k", or every "u[i]" of a vector "u" */
+  const char* name = e->string;
+  const size_t len = strlen(name);
+  int found = 0;
+  for (int k = 0; k < d->nparam; k++) {
+    const char* pn = d->param_name[k];
+    if (strcmp(pn, name) && !(strncmp(pn, name, len) == 0 && pn[len] == '[')) continue;
+    for (int v = 0; v < o->nvar; v++)
+      if (o->var[v].param == k) return fail(c, path, "parameter \"%s\" listed twice", pn);
+    mb_design_var* var = &o->var[o->nvar++];
+    var->param = k, var->lower = lower, var->upper = upper, var->log_scale = log_scale;
+    if (!isnan(initial)) mb_desc_set_param(d, k, initial);
+    const double x = d->param_value[k];
+    if (x < lower || x > upper)
+      return fail(c, path, "initial value %g of \"%s\" is outside [%g, %g]", x, pn, lower, upper);
+    found++;
+  }
+  if (!found) return fail(c, path, "unknown parameter (not in \"parameters\")");
+  return MB_OK;
+}
+
+static int functional_index(const mb_desc* d, const char* name) {
+  for (int f = 0; f < d->nfunctional; f++)
+    if (!strcmp(d->functional[f].name, name)) return f;
+  return -1;
+}
+
+static mb_status read_constraint(json_ctx* c, const cJSON* k, const char* path,
+                                 mb_constraint_desc* con) {
+  static const char* const keys[] = {"functional", "lower", "upper", NULL};
+  const char* fname;
+  TRY(expect_object(c, k, path));
+  TRY(check_keys(c, k, path, keys));
+  TRY(member_string(c, k, path, "functional", 1, &fname));
+  con->functional = functional_index(c->d, fname);
+  if (con->functional < 0)
+    return fail(c, path, "unknown functional \"%s\" (not in \"functionals\")", fname);
+  con->lower = -INFINITY, con->upper = INFINITY;
+  TRY(member_number(c, k, path, "lower", &con->lower));
+  TRY(member_number(c, k, path, "upper", &con->upper));
+  if (isinf(con->lower) && isinf(con->upper))
+    return fail(c, path, "needs \"lower\", \"upper\" or both");
+  if (con->lower > con->upper)
+    return fail(c, path, "lower %g is greater than upper %g", con->lower, con->upper);
+  return MB_OK;
+}
+
+/* the "optimization" section: design variables, objective, constraints, optimiser settings */
+static mb_status read_optimization(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"parameters", "objective", "constraints", "algorithm",
+                                     "ftol_rel",   "ftol_abs",  "xtol_rel",    "maxeval",
+                                     "maxtime",    NULL};
+  const char* path = "optimization";
+  char sub[PATH_LEN], sub2[PATH_LEN];
+  mb_desc* d = c->d;
+  mb_optim_desc* o = &d->optimization;
+  o->objective = -1;
+  snprintf(o->algorithm, sizeof o->algorithm, "lbfgs");
+  o->ftol_rel = 1e-10, o->ftol_abs = 0, o->xtol_rel = 1e-8, o->maxtime = 0, o->maxeval = 200;
+  const cJSON* e = get(root, path);
+  if (!e) return MB_OK;
+  TRY(expect_object(c, e, path));
+  TRY(check_keys(c, e, path, keys));
+
+  /* design variables, at most one per parameter */
+  const cJSON* vars = get(e, "parameters");
+  path_key(sub, path, "parameters");
+  if (!vars) return fail(c, sub, "missing");
+  TRY(expect_object(c, vars, sub));
+  TRY(alloc_array(c, (void**)&o->var, d->nparam, sizeof *o->var));
+  for (const cJSON* v = vars->child; v; v = v->next) {
+    path_key(sub2, sub, v->string);
+    TRY(read_design_vars(c, v, sub2));
+  }
+  if (o->nvar == 0) return fail(c, sub, "needs at least one parameter");
+
+  /* the objective and the constraints name functionals */
+  const char* objective;
+  TRY(member_string(c, e, path, "objective", 1, &objective));
+  o->objective = functional_index(d, objective);
+  if (o->objective < 0) {
+    path_key(sub, path, "objective");
+    return fail(c, sub, "unknown functional \"%s\" (not in \"functionals\")", objective);
+  }
+  const cJSON* list = get(e, "constraints");
+  path_key(sub, path, "constraints");
+  if (list) {
+    TRY(expect_array(c, list, sub));
+    TRY(alloc_array(c, (void**)&o->con, cJSON_GetArraySize(list), sizeof *o->con));
+    int i = 0;
+    for (const cJSON* k = list->child; k; k = k->next, i++) {
+      path_index(sub2, sub, i);
+      TRY(read_constraint(c, k, sub2, &o->con[o->ncon++]));
+    }
+  }
+
+  /* optimiser settings; the optimiser checks the algorithm's name */
+  const char* algorithm;
+  TRY(member_string(c, e, path, "algorithm", 0, &algorithm));
+  if (algorithm) snprintf(o->algorithm, sizeof o->algorithm, "%s", algorithm);
+  TRY(member_number(c, e, path, "ftol_rel", &o->ftol_rel));
+  TRY(member_number(c, e, path, "ftol_abs", &o->ftol_abs));
+  TRY(member_number(c, e, path, "xtol_rel", &o->xtol_rel));
+  TRY(member_number(c, e, path, "maxtime", &o->maxtime));
+  TRY(member_int(c, e, path, "maxeval", &o->maxeval));
+  const double tols[] = {o->ftol_rel, o->ftol_abs, o->xtol_rel, o->maxtime};
+  static const char* const tol_names[] = {"ftol_rel", "ftol_abs", "xtol_rel", "maxtime"};
+  for (int k = 0; k < 4; k++)
+    if (tols[k] < 0) {
+      path_key(sub, path, tol_names[k]);
+      return fail(c, sub, "must be >= 0 (got %g)", tols[k]);
+    }
+  if (o->maxeval < 1) {
+    path_key(sub, path, "maxeval");
+    return fail(c, sub, "must be >= 1 (got %d)", o->maxeval);
+  }
+  return MB_OK;
+}
+
 /* the whole model; sections in dependency order (parameters before any scalar, bodies before
    the references to them) */
 static mb_status read_model(json_ctx* c, const cJSON* root) {
   static const char* const keys[] = {"name",       "dimension",   "gravity", "parameters",
                                      "ground",     "bodies",      "joints",  "forces",
                                      "drivers",    "initial",     "outputs", "functionals",
-                                     "simulation", "sensitivity", NULL};
+                                     "simulation", "sensitivity", "optimization", NULL};
   mb_desc* d = c->d;
   const char* name;
   const cJSON* v;
@@ -1671,6 +1826,8 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   TRY(read_initial(c, root));
   TRY(read_outputs(c, root));
   TRY(read_functionals(c, root));
+
+  TRY(read_optimization(c, root));
 
   /* gradient method: the order of mb_method (include/mbopt/gradient.h) */
   static const char* const methods[] = {"auto", "forward", "adjoint", NULL};
@@ -1730,6 +1887,8 @@ void mb_desc_free(mb_desc* d) {
     free(d->functional[i].term);
   }
   free(d->functional);
+  free(d->optimization.var);
+  free(d->optimization.con);
   memset(d, 0, sizeof *d);
 }
 

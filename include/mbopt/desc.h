@@ -178,6 +178,32 @@ typedef struct mb_functional_desc {
   mb_fterm_desc* term; /* (nterm) */
 } mb_functional_desc;
 
+/* A design variable of an optimisation: a parameter with its bounds. */
+typedef struct mb_design_var {
+  int param;
+  double lower, upper;
+  int log_scale; /* searched on a logarithmic scale (lower > 0) */
+} mb_design_var;
+
+/* A constraint of an optimisation: lower <= functional <= upper (either may be infinite; equal
+   bounds make an equality). */
+typedef struct mb_constraint_desc {
+  int functional;
+  double lower, upper;
+} mb_constraint_desc;
+
+/* The "optimization" section of a spec. */
+typedef struct mb_optim_desc {
+  int objective;      /* functional minimised; -1 when the spec has no optimisation */
+  int nvar;
+  mb_design_var* var; /* (nvar) */
+  int ncon;
+  mb_constraint_desc* con; /* (ncon) */
+  char algorithm[32];      /* default "lbfgs" */
+  double ftol_rel, ftol_abs, xtol_rel, maxtime; /* stopping rules; 0 disables */
+  int maxeval;
+} mb_optim_desc;
+
 /* Integrator settings (seed 001, section 2). */
 typedef struct mb_settings {
   double t_end;              /* s */
@@ -226,6 +252,7 @@ typedef struct mb_desc {
 
   mb_settings settings;
   int sensitivity; /* gradient method: 0 auto, 1 forward, 2 adjoint (mb_method of gradient.h) */
+  mb_optim_desc optimization;
 } mb_desc;
 
 /* Frees every array of d and zeroes it; d may be NULL. */
