@@ -6,5 +6,7 @@ int cmd_simulate(int argc, char** argv);
 int cmd_gradient(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_optimize(int argc, char** argv);
+int cmd_compare(int argc, char** argv);
 
 #endif

@@ -59,3 +59,22 @@ mbopt_cli_test(gradient_adjoint_checkpoint 0 "\"method\":\"adjoint\"" 0
 mbopt_cli_test(check_fivebar_adjoint 0 "passed" 0 check problems/fivebar.json --method adjoint)
 mbopt_cli_test(gradient_auto_reason 0 "predicted .* s for adjoint against .* s for forward" 0
   gradient problems/fivebar_spline.json --t-end 0.5)
+
+# optimisation through the command line
+mbopt_cli_test(optimize_help 0 "Usage: mbopt optimize" 0 optimize --help)
+mbopt_cli_test(compare_help 0 "Usage: mbopt compare" 0 compare --help)
+mbopt_cli_test(optimize_springs 0 "lbfgs +converged" 0
+  optimize problems/fivebar_springs.json --out ${CMAKE_BINARY_DIR}/out/optimize-springs --quiet)
+mbopt_cli_test(compare_springs 0 "bobyqa +converged" 0
+  compare problems/fivebar_springs.json --algorithms lbfgs,slsqp,mma,bobyqa
+  --out ${CMAKE_BINARY_DIR}/out/compare-springs --quiet)
+mbopt_cli_test(optimize_failed_points 1 "evaluation_failed" 0
+  optimize tests/models/opt/chain_fails_below.json --out ${CMAKE_BINARY_DIR}/out/chain --quiet)
+mbopt_cli_test(optimize_bad_algorithm 3 "optimization.algorithm: unknown algorithm \"simplex\"" 1
+  optimize problems/fivebar_springs.json --algorithm simplex --out ${CMAKE_BINARY_DIR}/out/bad --quiet)
+mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
+  optimize problems/fivebar.json --out ${CMAKE_BINARY_DIR}/out/none --quiet)
+add_test(NAME cli_optimize_interrupted
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_interrupt.sh $<TARGET_FILE:mbopt>
+          ${CMAKE_BINARY_DIR}/out/interrupted
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -1,0 +1,177 @@
+/* The bridge between a spec's "optimization" section and the optimiser layer: every evaluation
+   sets the design variables in the description, compiles, simulates and, when asked, computes
+   the gradients of the objective and constraint functionals. A simulation that fails (assembly,
+   Newton divergence, non-finite values) is a failed point for the optimiser, not an error. */
+#include "mbopt/optimize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mbopt/gradient.h"
+#include "mbopt/optim.h"
+#include "mbopt/sensitivity.h"
+
+typedef struct bridge {
+  mb_desc* desc;
+  mbo_optimizer* opt;
+  mb_method method; /* chosen at the first gradient, then kept */
+  volatile sig_atomic_t* interrupt;
+  mb_opt_observer observer;
+  void* user;
+  double* psi;  /* (nfunctional) */
+  double* grad; /* (nfunctional x nparam) */
+  char last_failure[200];
+  double start;
+} bridge;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int evaluate(const double* x, int want_grad, double* f, double* df, double* c, double* dc,
+                    void* user) {
+  bridge* b = user;
+  mb_desc* d = b->desc;
+  const mb_optim_desc* o = &d->optimization;
+  if (b->interrupt && *b->interrupt) mbo_interrupt(b->opt);
+  for (int v = 0; v < o->nvar; v++) mb_desc_set_param(d, o->var[v].param, x[v]);
+
+  mb_error err;
+  mb_model* m = NULL;
+  mb_status st = mb_compile(d, &m, &err);
+  if (st == MB_OK && want_grad) {
+    mb_gradient_info info;
+    st = mb_gradient(d, m, b->method, 0, b->psi, b->grad, &info, &err);
+    if (st == MB_OK) b->method = info.method;
+  } else if (st == MB_OK) {
+    mb_data* data = mb_data_create(m);
+    st = data ? mbd_forward(d, m, data, b->psi, NULL, &err) : MB_ERR_MEMORY;
+    mb_data_free(data);
+  }
+  mb_model_free(m);
+  if (st == MB_ERR_MEMORY) return -1;
+  if (st != MB_OK) {
+    snprintf(b->last_failure, sizeof b->last_failure, "%.199s", err.message);
+    return 1;
+  }
+
+  /* objective and constraints, with the gradient entries of the design variables */
+  const int p = d->nparam;
+  *f = b->psi[o->objective];
+  for (int k = 0; k < o->ncon; k++) c[k] = b->psi[o->con[k].functional];
+  if (want_grad) {
+    for (int v = 0; v < o->nvar; v++) {
+      df[v] = b->grad[(size_t)o->objective * p + o->var[v].param];
+      for (int k = 0; k < o->ncon; k++)
+        dc[(size_t)k * o->nvar + v] = b->grad[(size_t)o->con[k].functional * p + o->var[v].param];
+    }
+  }
+  return 0;
+}
+
+static void observe(int evaluation, const double* x, double f, const double* c, int with_gradient,
+                    int failed, void* user) {
+  bridge* b = user;
+  if (b->interrupt && *b->interrupt) mbo_interrupt(b->opt);
+  if (!b->observer) return;
+  const mb_optim_desc* o = &b->desc->optimization;
+  mb_opt_evaluation e = {evaluation,    o->nvar, o->ncon,         x, f, c,
+                         with_gradient, failed,  now() - b->start};
+  b->observer(&e, b->user);
+}
+
+mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer observer, void* user,
+                      volatile sig_atomic_t* interrupt, double* x, mb_opt_result* result,
+                      mb_error* err) {
+  const mb_optim_desc* o = &desc->optimization;
+  memset(result, 0, sizeof *result);
+  if (o->objective < 0 || o->nvar < 1)
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "optimization: missing (the spec needs an "
+                        "\"optimization\" section with parameters and an objective)");
+  if (!algorithm) algorithm = o->algorithm;
+  const int alg = mbo_algorithm_parse(algorithm);
+  if (alg < 0)
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "optimization.algorithm: unknown algorithm \"%s\" (lbfgs, slsqp, mma, "
+                        "ccsaq, tnewton, bobyqa, cobyla, neldermead, sbplx)",
+                        algorithm);
+  snprintf(result->algorithm, sizeof result->algorithm, "%s", algorithm);
+
+  bridge b;
+  memset(&b, 0, sizeof b);
+  b.desc = desc, b.method = (mb_method)desc->sensitivity, b.interrupt = interrupt;
+  b.observer = observer, b.user = user, b.start = now();
+  const int nv = o->nvar, nc = o->ncon;
+  double* buf =
+      calloc((size_t)desc->nfunctional * (desc->nparam + 1) + 5 * (size_t)nv + 2 * (size_t)nc + 8,
+             sizeof(double));
+  int* logs = calloc(nv + 1, sizeof(int));
+  mb_status st = MB_ERR_MEMORY;
+  if (!buf || !logs) {
+    mb_error_set(err, st, "optimization: out of memory");
+    goto done;
+  }
+  b.psi = buf;
+  b.grad = buf + desc->nfunctional;
+  double *lower = b.grad + (size_t)desc->nfunctional * desc->nparam, *upper = lower + nv;
+  double *x0 = upper + nv, *clo = x0 + nv, *chi = clo + nc;
+  for (int v = 0; v < nv; v++) {
+    lower[v] = o->var[v].lower, upper[v] = o->var[v].upper, logs[v] = o->var[v].log_scale;
+    x0[v] = desc->param_value[o->var[v].param];
+  }
+  for (int k = 0; k < nc; k++) clo[k] = o->con[k].lower, chi[k] = o->con[k].upper;
+
+  /* the optimiser */
+  b.opt = mbo_create((mbo_algorithm)alg, nv, err);
+  if (!b.opt) {
+    st = err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
+    goto done;
+  }
+  if ((st = mbo_set_bounds(b.opt, lower, upper, logs, err)) != MB_OK) goto done;
+  if (nc > 0 && (st = mbo_set_constraints(b.opt, nc, clo, chi, err)) != MB_OK) {
+    char message[sizeof err->message];
+    snprintf(message, sizeof message, "%s", err->message);
+    mb_error_set(err, st, "optimization.constraints: %s", message);
+    goto done;
+  }
+  mbo_settings settings;
+  mbo_settings_default(&settings);
+  settings.ftol_rel = o->ftol_rel, settings.ftol_abs = o->ftol_abs;
+  settings.xtol_rel = o->xtol_rel, settings.maxtime = o->maxtime, settings.maxeval = o->maxeval;
+  mbo_set_settings(b.opt, &settings);
+  mbo_set_eval(b.opt, evaluate, &b);
+  mbo_set_observer(b.opt, observe, &b);
+
+  mbo_result r;
+  st = mbo_run(b.opt, x0, &r, err);
+  if (st != MB_OK) goto done;
+
+  /* the best point stays in the description */
+  for (int v = 0; v < nv; v++) mb_desc_set_param(desc, o->var[v].param, x0[v]);
+  if (x) memcpy(x, x0, sizeof(double) * nv);
+  snprintf(result->status, sizeof result->status, "%s", r.status);
+  if (!strcmp(r.status, "evaluation_failed") && b.last_failure[0])
+    snprintf(result->message, sizeof result->message, "%.150s; last failure: %.300s", r.message,
+             b.last_failure);
+  else
+    snprintf(result->message, sizeof result->message, "%s", r.message);
+  result->objective = r.f;
+  result->evaluations = r.evaluations, result->gradient_evaluations = r.gradient_evaluations;
+  result->iterations = r.iterations, result->failed_evaluations = r.failed_evaluations;
+  result->seconds = r.seconds;
+  if (r.gradient_evaluations > 0)
+    snprintf(result->sensitivity_method, sizeof result->sensitivity_method, "%s",
+             mb_method_name(b.method));
+
+done:
+  mbo_destroy(b.opt);
+  free(buf);
+  free(logs);
+  return st;
+}
