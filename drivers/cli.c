@@ -32,6 +32,19 @@ int cli_parse_positive(const char* name, const char* text, double* out) {
   return 1;
 }
 
+int cli_spec_argument(const char* command, const char* arg, const char** spec) {
+  if (arg[0] == '-' && arg[1]) {
+    cli_error("%s: unknown option '%s' (see 'mbopt %s --help')", command, arg, command);
+    return CLI_USAGE;
+  }
+  if (*spec) {
+    cli_error("%s: more than one SPEC given ('%s')", command, arg);
+    return CLI_USAGE;
+  }
+  *spec = arg;
+  return CLI_OK;
+}
+
 int cli_exit_code(mb_status st) {
   switch (st) {
     case MB_OK:

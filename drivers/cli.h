@@ -34,6 +34,11 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
    Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was not, -1 on error. */
 int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end);
 
+/* The last branch of every command's argument loop: arg is the SPEC (stored in *spec) unless it
+   looks like an option or a SPEC was given already. Returns CLI_OK, or CLI_USAGE after printing
+   why. */
+int cli_spec_argument(const char* command, const char* arg, const char** spec);
+
 /* Exit code of a library status. */
 int cli_exit_code(mb_status st);
 

@@ -85,13 +85,7 @@ int cmd_bench(int argc, char** argv) {
       fd = !strcmp(a, "--fd");
     } else if (!strcmp(a, "--json")) {
       json = 1;
-    } else if (a[0] == '-') {
-      cli_error("bench: unknown option '%s' (see 'mbopt bench --help')", a);
-      return CLI_USAGE;
-    } else if (!spec) {
-      spec = a;
-    } else {
-      cli_error("bench: more than one SPEC given ('%s')", a);
+    } else if (cli_spec_argument("bench", a, &spec) != CLI_OK) {
       return CLI_USAGE;
     }
   }

@@ -67,13 +67,7 @@ int cmd_check(int argc, char** argv) {
       i++;
     } else if (!strcmp(a, "--json")) {
       json = 1;
-    } else if (a[0] == '-') {
-      cli_error("check: unknown option '%s' (see 'mbopt check --help')", a);
-      return CLI_USAGE;
-    } else if (!spec) {
-      spec = a;
-    } else {
-      cli_error("check: more than one SPEC given ('%s')", a);
+    } else if (cli_spec_argument("check", a, &spec) != CLI_OK) {
       return CLI_USAGE;
     }
   }

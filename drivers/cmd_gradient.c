@@ -110,13 +110,7 @@ int cmd_gradient(int argc, char** argv) {
       i++;
     } else if (!strcmp(a, "--json")) {
       json = 1;
-    } else if (a[0] == '-') {
-      cli_error("gradient: unknown option '%s' (see 'mbopt gradient --help')", a);
-      return CLI_USAGE;
-    } else if (!spec) {
-      spec = a;
-    } else {
-      cli_error("gradient: more than one SPEC given ('%s')", a);
+    } else if (cli_spec_argument("gradient", a, &spec) != CLI_OK) {
       return CLI_USAGE;
     }
   }

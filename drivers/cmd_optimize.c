@@ -243,13 +243,7 @@ static int parse_args(int argc, char** argv, const char* algorithms_key, void (*
       i++;
     } else if (!strcmp(s, "--quiet")) {
       a->quiet = 1;
-    } else if (s[0] == '-') {
-      cli_error("%s: unknown option '%s' (see '--help')", argv[0], s);
-      return CLI_USAGE;
-    } else if (!a->spec) {
-      a->spec = s;
-    } else {
-      cli_error("%s: more than one SPEC given ('%s')", argv[0], s);
+    } else if (cli_spec_argument(argv[0], s, &a->spec) != CLI_OK) {
       return CLI_USAGE;
     }
   }
@@ -300,7 +294,7 @@ int cmd_optimize(int argc, char** argv) {
 }
 
 /* convergence plot with gnuplot: best objective against evaluations, log scale */
-static void plot(const char* out, char (*algs)[32], int n) {
+static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
   char cmd[1200];
   snprintf(cmd, sizeof cmd, "gnuplot > /dev/null 2>&1");
   FILE* g = popen(cmd, "w");
@@ -308,9 +302,10 @@ static void plot(const char* out, char (*algs)[32], int n) {
   fprintf(g,
           "set terminal svg size 800,500 background rgb 'white'\n"
           "set output '%s/convergence.svg'\n"
+          "set title \"%s: best objective against evaluations\" noenhanced\n"
           "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best objective'\n"
           "set key top right\nset grid\nplot ",
-          out);
+          out, spec);
   for (int i = 0; i < n; i++)
     fprintf(g, "%s'%s/%s/best.dat' using 1:2 with linespoints title '%s'", i ? ", " : "", out,
             algs[i], algs[i]);
@@ -371,7 +366,7 @@ int cmd_compare(int argc, char** argv) {
   }
   cJSON_Delete(comparison);
   if (ran > 0) {
-    plot(out, algs, ran);
+    plot(out, a.spec, algs, ran);
     printf("wrote %s/comparison.json, %s/convergence.svg and one folder per algorithm\n", out, out);
   }
   return interrupted ? 130 : worst;

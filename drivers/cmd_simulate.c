@@ -143,13 +143,7 @@ int cmd_simulate(int argc, char** argv) {
       json = 1;
     } else if (!strcmp(a, "--quiet")) {
       quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("simulate: unknown option '%s' (see 'mbopt simulate --help')", a);
-      return CLI_USAGE;
-    } else if (!spec) {
-      spec = a;
-    } else {
-      cli_error("simulate: more than one SPEC given ('%s')", a);
+    } else if (cli_spec_argument("simulate", a, &spec) != CLI_OK) {
       return CLI_USAGE;
     }
   }

@@ -26,8 +26,8 @@ static void compare(mbt_tally* t, const char* path, int checkpoint) {
   mb_data* data = mb_data_create(m);
   size_t memory = 0;
   mb_status sf = mbd_forward(&d, m, data, psi_f, grad_f, &err);
-  mb_status sa = sf == MB_OK ? mbd_adjoint(&d, m, data, checkpoint, psi_a, grad_a, &memory, &err)
-                             : sf;
+  mb_status sa =
+      sf == MB_OK ? mbd_adjoint(&d, m, data, checkpoint, psi_a, grad_a, &memory, &err) : sf;
   if (sa != MB_OK) printf("     %s\n", err.message);
   const char* name = strrchr(path, '/') + 1;
   for (int f = 0; f < nf && sa == MB_OK; f++) {
@@ -37,8 +37,8 @@ static void compare(mbt_tally* t, const char* path, int checkpoint) {
       norm += a * a, diff += (a - b) * (a - b);
     }
     const double rel = sqrt(diff / fmax(norm, 1e-300));
-    snprintf(what, sizeof what, "%s (%d parameters, checkpoint %d): adjoint = forward for %s",
-             name, p, checkpoint, m->functional_name + MB_NAME_LEN * f);
+    snprintf(what, sizeof what, "%s (%d parameters, checkpoint %d): adjoint = forward for %s", name,
+             p, checkpoint, m->functional_name + MB_NAME_LEN * f);
     mbt_check(t, rel < 1e-8, what, rel, 1e-8);
     snprintf(what, sizeof what, "%s: the same %s", name, m->functional_name + MB_NAME_LEN * f);
     const double dpsi = fabs(psi_f[f] - psi_a[f]) / fmax(fabs(psi_f[f]), 1e-300);

@@ -14,20 +14,6 @@ static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.j
                                "tests/models/ok/features_planar.json",
                                "tests/models/ok/features_spatial.json"};
 
-static double uniform(unsigned* seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return ((*seed >> 8) & 0xffff) / 32768.0 - 1.0;
-}
-
-static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
-  for (int e = 0; e < m->nelem; e++)
-    if (m->elem_qadr[e] >= 0)
-      for (int k = 0; k < m->dim; k++)
-        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.3 * uniform(seed);
-  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed), d->qdd[i] = uniform(seed);
-  d->t = 0.37;
-}
-
 /* relative difference of two arrays, scaled by the larger magnitude (at least 1) */
 static double rel_diff(int n, const double* a, const double* b) {
   double diff = 0, scale = 1;
@@ -96,7 +82,7 @@ static void check_constraints(mbt_tally* t, const char* name, const mb_model* m,
   mbt_check(t, e < 1e-5, what, e, 1e-5);
 
   /* Hessian product: d/dq (Phi_q^T w) */
-  for (int i = 0; i < nc; i++) w[i] = uniform(seed);
+  for (int i = 0; i < nc; i++) w[i] = mbt_uniform(seed);
   memset(H, 0, sizeof(double) * nq * nq);
   mb_constraints_add_hessian(m, d, w, 1, H);
   for (int j = 0; j < nq; j++) {
@@ -191,7 +177,7 @@ static void check_consistent_state(mbt_tally* t, const char* name, const mb_desc
     mbt_check(t, 0, what, 1, 0);
     return;
   }
-  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed);
+  for (int i = 0; i < m->nq; i++) d->qd[i] = mbt_uniform(seed);
   mb_project_state(m, d, &err);
 
   double T_rigid = 0;
@@ -312,7 +298,7 @@ int main(void) {
     }
     mb_data* d = mb_data_create(m);
     const char* name = strrchr(models[k], '/') + 1;
-    random_state(m, d, &seed);
+    mbt_random_state(m, d, &seed);
     check_constraints(&t, name, m, d, &seed);
     check_forces(&t, name, m, d);
     if (k < 2) check_potential(&t, name, m, d);

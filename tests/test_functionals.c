@@ -44,19 +44,14 @@ static const char* const type_name[NTYPE] = {
     "joint",          "joint rate",     "spring length", "spring force",     "kinetic energy",
     "gravity energy", "elastic energy", "total energy"};
 
-static double uniform(unsigned* seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return ((*seed >> 8) & 0xffff) / 32768.0 - 1.0;
-}
-
 /* random q near the approximate initial pose, random qd, qdd and t */
 static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
   for (int e = 0; e < m->nelem; e++)
     if (m->elem_qadr[e] >= 0)
       for (int k = 0; k < m->dim; k++)
-        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.1 * uniform(seed);
-  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed), d->qdd[i] = uniform(seed);
-  d->t = 1.2 + uniform(seed);
+        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.1 * mbt_uniform(seed);
+  for (int i = 0; i < m->nq; i++) d->qd[i] = mbt_uniform(seed), d->qdd[i] = mbt_uniform(seed);
+  d->t = 1.2 + mbt_uniform(seed);
 }
 
 /* largest difference of a (n) from the closer of the differences b[k] (NSTEP x n) over the

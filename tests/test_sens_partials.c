@@ -14,20 +14,6 @@ static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.j
                                "tests/models/ok/params_spatial.json",
                                "tests/models/ok/params_planar.json"};
 
-static double uniform(unsigned* seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return ((*seed >> 8) & 0xffff) / 32768.0 - 1.0;
-}
-
-static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
-  for (int e = 0; e < m->nelem; e++)
-    if (m->elem_qadr[e] >= 0)
-      for (int k = 0; k < m->dim; k++)
-        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.3 * uniform(seed);
-  for (int i = 0; i < m->nq; i++) d->qd[i] = uniform(seed), d->qdd[i] = uniform(seed);
-  d->t = 0.37;
-}
-
 /* Phi, dPhi/dt and d2Phi/dt2 of constraint i at the state of d (for model m) */
 static void constraint_levels(const mb_model* m, const mb_data* d, int i, double* out) {
   double* row = calloc(m->nq + 1, sizeof(double));
@@ -152,10 +138,10 @@ int main(void) {
     }
     const char* name = strrchr(models[k], '/') + 1;
     mb_data* d = mb_data_create(m);
-    random_state(m, d, &seed);
+    mbt_random_state(m, d, &seed);
     check_rate_jacobians(&t, name, m, d);
     double* w = calloc(m->ncon + 1, sizeof(double));
-    for (int i = 0; i < m->ncon; i++) w[i] = uniform(&seed);
+    for (int i = 0; i < m->ncon; i++) w[i] = mbt_uniform(&seed);
     for (int p = 0; p < desc.nparam; p++) check_param(&t, name, &desc, m, d, p, w);
     free(w);
     mb_data_free(d);

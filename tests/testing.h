@@ -38,4 +38,21 @@ static inline mb_model* mbt_load(const char* path, mb_desc* d) {
   return m;
 }
 
+/* A reproducible uniform number in [-1, 1). */
+static inline double mbt_uniform(unsigned* seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return ((*seed >> 8) & 0xffff) / 32768.0 - 1.0;
+}
+
+/* A random state near the approximate initial configuration (constraints not satisfied): q within
+   0.3 of the compiled initial guess, qd and qdd in [-1, 1), t = 0.37. */
+static inline void mbt_random_state(const mb_model* m, mb_data* d, unsigned* seed) {
+  for (int e = 0; e < m->nelem; e++)
+    if (m->elem_qadr[e] >= 0)
+      for (int k = 0; k < m->dim; k++)
+        d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.3 * mbt_uniform(seed);
+  for (int i = 0; i < m->nq; i++) d->qd[i] = mbt_uniform(seed), d->qdd[i] = mbt_uniform(seed);
+  d->t = 0.37;
+}
+
 #endif
