@@ -192,7 +192,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
 
 /* Energy balance bookkeeping: E(t) - E(0) - W_nc(t), with the work of non-conservative forces
    and of the drivers (lambda^T Phi_t) integrated by the trapezoidal rule. */
-static double total_power(const mb_model* m, const mb_data* d) {
+static double total_power(const mb_model* m, mb_data* d) {
   double p = mb_nonconservative_power(m, d);
   for (int i = 0; i < m->ncon; i++) p += d->lambda[i] * d->phit[i];
   return p;

@@ -23,7 +23,7 @@
 
 typedef struct caps {
   int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata, nsensor,
-      nout, nq, nfunctional, nfterm;
+      nout, nq, nfunctional, nfterm, nctrl, ncterm;
 } caps;
 
 // clang-format off
@@ -86,6 +86,19 @@ typedef struct caps {
   X(double, fterm_eps, c.nfterm) \
   X(int, fterm_ref, c.nfterm) \
   X(char, functional_name, MB_NAME_LEN * c.nfunctional) \
+  X(int, ctrl_qadr, c.nctrl) \
+  X(double, ctrl_gain, 4 * c.nctrl) \
+  X(int, ctrl_ref, c.nctrl) \
+  X(int, ctrl_actuator, c.nctrl) \
+  X(int, ctrl_lvec, c.nctrl) \
+  X(int, ctrl_body, c.nctrl) \
+  X(double, ctrl_dir, 3 * c.nctrl) \
+  X(int, ctrl_termadr, c.nctrl) \
+  X(int, ctrl_termnum, c.nctrl) \
+  X(int, cterm_column, c.ncterm) \
+  X(double, cterm_weight, c.ncterm) \
+  X(int, cterm_lvec, c.ncterm) \
+  X(int, cterm_comp, c.ncterm) \
   X(double, mass, (size_t)c.nq * c.nq) \
   X(double, gravity_force, c.nq) \
   X(char, body_name, MB_NAME_LEN * c.nbody) \
@@ -256,6 +269,7 @@ typedef struct compiler {
   int* elem_fixed;
   double* elem_val;
   double* elem_dval; /* derivative of the value of fixed elements */
+  int* ctrl_elem;    /* (ncontroller) the state block of each controller */
 } compiler;
 
 /* Derivative of a description scalar with respect to the seed parameter. */
@@ -1140,6 +1154,8 @@ static void sensor_setup(compiler* c) {
         break;
       case MB_SENSOR_SPRING_LENGTH:
       case MB_SENSOR_SPRING_FORCE:
+      case MB_SENSOR_CONTROL:
+      case MB_SENSOR_CONTROL_ERROR:
         ref[0] = s->force;
         break;
       default:
@@ -1163,6 +1179,87 @@ static void sensor_setup(compiler* c) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+   controllers */
+
+static int output_column(const mb_model* m, const char* name) {
+  for (int k = 0; k < m->nout; k++)
+    if (!strcmp(m->out_name + MB_LABEL_LEN * k, name)) return k;
+  return -1;
+}
+
+static mb_status controller_setup(compiler* c) {
+  mb_model *m = c->m, *dm = c->dm;
+  const mb_desc* d = c->d;
+  for (int i = 0; i < d->ncontroller; i++) {
+    const mb_controller_desc* cd = &d->controller[i];
+    const int elem = c->ctrl_elem[i];
+    m->ctrl_qadr[i] = m->elem_qadr[elem];
+    const mb_real g[4] = {cd->kp, cd->ki, cd->kd, cd->saturation};
+    for (int k = 0; k < 4; k++) {
+      const int used = k < 3 || cd->has_saturation;
+      m->ctrl_gain[4 * i + k] = used ? g[k].value : 0;
+      dm->ctrl_gain[4 * i + k] = used ? dval(c, g[k]) : 0;
+    }
+    m->ctrl_ref[i] = cd->has_reference ? add_func(c, &cd->reference) : -1;
+    m->ctrl_actuator[i] = cd->actuator;
+    m->ctrl_lvec[i] = cd->actuator == MB_ACTUATOR_FORCE
+                          ? m->marker_point[marker_index(c, cd->body, cd->marker)]
+                          : -1;
+    m->ctrl_body[i] = cd->actuator == MB_ACTUATOR_TORQUE ? cd->body : -1;
+    double dir[3] = {cd->direction[0], cd->direction[1], cd->direction[2]};
+    if (!normalize3(dir))
+      return mb_error_set(c->err, MB_ERR_MODEL, "controllers[%d] (%s): zero actuator direction",
+                          i, cd->name);
+    memcpy(m->ctrl_dir + 3 * i, dir, sizeof dir);
+
+    /* error terms: output columns; the derivative needs point positions, whose rate is J qd */
+    const int needs_rate = cd->kd.param >= 0 || cd->kd.value != 0;
+    m->ctrl_termadr[i] = m->ncterm;
+    m->ctrl_termnum[i] = cd->nterm;
+    for (int j = 0; j < cd->nterm; j++) {
+      const int k = m->ncterm++, col = output_column(m, cd->term[j].output);
+      int comp = 0, s = col >= 0 ? mb_column_sensor(m, col, &comp) : -1;
+      if (col < 0)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "controllers[%d] (%s): no output column \"%s\" (declare it in "
+                            "\"outputs\")",
+                            i, cd->name, cd->term[j].output);
+      if (m->sensor_type[s] == MB_SENSOR_CONTROL || m->sensor_type[s] == MB_SENSOR_CONTROL_ERROR)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "controllers[%d] (%s): the error cannot use the control output "
+                            "\"%s\"",
+                            i, cd->name, cd->term[j].output);
+      const int point = m->sensor_type[s] == MB_SENSOR_POINT_POSITION;
+      if (needs_rate && !point)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "controllers[%d] (%s).kd: the derivative term needs point-position "
+                            "outputs, and \"%s\" is not one",
+                            i, cd->name, cd->term[j].output);
+      m->cterm_column[k] = col;
+      m->cterm_weight[k] = cd->term[j].weight;
+      m->cterm_lvec[k] = point ? m->marker_point[m->sensor_ref[2 * s]] : -1;
+      m->cterm_comp[k] = comp;
+    }
+
+    /* the state starts at rest at zero: prescribed value and rate of every coordinate */
+    double W[9], dW[9] = {0};
+    W_identity(1, W);
+    const int lv = lvec_begin(c);
+    lvec_add_elem(c, lv, elem, W, dW);
+    for (int r = 0; r < c->dim; r++) {
+      const int p = m->npres++;
+      m->pres_kind[p] = MB_CON_DOT;
+      int* plv = m->pres_lvec + 4 * p;
+      plv[0] = lv, plv[1] = c->ex[r], plv[2] = plv[3] = -1;
+      m->pres_has_value[p] = m->pres_has_rate[p] = 1;
+      m->pres_value[p] = m->pres_rate[p] = 0;
+    }
+  }
+  m->nctrl = d->ncontroller;
+  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
    functionals */
 
 static mb_status functional_setup(compiler* c) {
@@ -1172,9 +1269,7 @@ static mb_status functional_setup(compiler* c) {
     snprintf(m->functional_name + MB_NAME_LEN * f, MB_NAME_LEN, "%s", fd->name);
     for (int j = 0; j < fd->nterm; j++) {
       const mb_fterm_desc* term = &fd->term[j];
-      int col = -1;
-      for (int k = 0; k < m->nout && col < 0; k++)
-        if (!strcmp(m->out_name + MB_LABEL_LEN * k, term->output)) col = k;
+      const int col = output_column(m, term->output);
       if (col < 0)
         return mb_error_set(c->err, MB_ERR_MODEL,
                             "functionals[%d] (%s): no output column \"%s\" (declare it in "
@@ -1225,6 +1320,14 @@ static caps model_caps(const compiler* c, int nq) {
     for (int j = 0; j < 3; j++) k.nfuncdata += func_storage(&d->force[i].func[j]);
   k.nout = 0;
   for (int i = 0; i < d->nsensor; i++) k.nout += sensor_columns(d->dim, &d->sensor[i]);
+  k.nctrl = d->ncontroller;
+  k.npres += d->dim * d->ncontroller;
+  k.nlvec += d->ncontroller;
+  for (int i = 0; i < d->ncontroller; i++) {
+    k.ncterm += d->controller[i].nterm;
+    if (d->controller[i].has_reference)
+      k.nfunc++, k.nfuncdata += func_storage(&d->controller[i].reference);
+  }
   k.nfunctional = d->nfunctional;
   for (int f = 0; f < d->nfunctional; f++)
     for (int j = 0; j < d->functional[f].nterm; j++) {
@@ -1283,6 +1386,12 @@ static mb_status build_model(compiler* c) {
     if ((st = extra_element_constraints(c, b)) != MB_OK) return st;
   }
   for (int b = 0; b < d->nbody; b++) body_inertia(c, b);
+  /* controller states: unit mass on each coordinate of their block */
+  for (int i = 0; i < d->ncontroller; i++)
+    for (int k = 0; k < c->dim; k++) {
+      const size_t j = (size_t)m->elem_qadr[c->ctrl_elem[i]] + k;
+      m->mass[j * m->nq + j] = 1;
+    }
 
   /* joints */
   for (int j = 0; j < d->njoint; j++) {
@@ -1360,6 +1469,7 @@ static mb_status build_model(compiler* c) {
 
   if ((st = constraint_scales(m)) != MB_OK) return st;
   sensor_setup(c);
+  if ((st = controller_setup(c)) != MB_OK) return st;
   return functional_setup(c);
 }
 
@@ -1431,6 +1541,15 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   for (int b = 0; b < d->nbody; b++)
     if ((st = choose_base(&c, b)) != MB_OK) goto fail;
 
+  /* controller states, after the bodies' elements */
+  st = MB_ERR_MEMORY;
+  c.ctrl_elem = calloc(d->ncontroller + 1, sizeof(int));
+  if (!c.ctrl_elem) goto fail;
+  for (int i = 0; i < d->ncontroller; i++) {
+    const double zero[3] = {0, 0, 0};
+    if ((c.ctrl_elem[i] = new_elem(&c, MB_ELEM_STATE, 0, zero, NULL)) < 0) goto fail;
+  }
+
   /* coordinates of the free elements */
   int nq = 0;
   caps k = model_caps(&c, 0);
@@ -1498,6 +1617,7 @@ fail:
   free(c.elem_fixed);
   free(c.elem_val);
   free(c.elem_dval);
+  free(c.ctrl_elem);
   return st;
 }
 

@@ -42,6 +42,14 @@ void mb_desc_visit(mb_desc* d, visit_fn visit, void* user) {
     visit_reals(&d->prescribe[i].value, 1, 0, visit, user);
     visit_reals(&d->prescribe[i].rate, 1, 0, visit, user);
   }
+  for (int i = 0; i < d->ncontroller; i++) {
+    mb_controller_desc* c = &d->controller[i];
+    visit_reals(&c->kp, 1, 0, visit, user);
+    visit_reals(&c->ki, 1, 0, visit, user);
+    visit_reals(&c->kd, 1, 0, visit, user);
+    visit_reals(&c->saturation, 1, 0, visit, user);
+    visit_func(&c->reference, visit, user);
+  }
   for (int f = 0; f < d->nfunctional; f++)
     for (int j = 0; j < d->functional[f].nterm; j++) {
       mb_fterm_desc* t = &d->functional[f].term[j];

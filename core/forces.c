@@ -71,19 +71,17 @@ static void load_value(const mb_model* m, int i, double t, double* v) {
   }
 }
 
-static void torque_force(const mb_model* m, mb_data* d, int i, int want_jac) {
-  const int* E = m->body_axes + 3 * m->force_body[i];
-  double tau[3];
-  load_value(m, i, d->t, tau);
+void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac) {
+  const int* E = m->body_axes + 3 * body;
   if (m->dim == 2) {
     /* planar: virtual rotation d theta = (R90 Ex) . d Ex for the unit frame axis Ex */
     double ex[3];
     mb_lvec_eval(m, E[0], d->q, ex);
-    double w[3] = {-tau[0] * ex[1], tau[0] * ex[0], 0};
+    double w[3] = {-tau[2] * ex[1], tau[2] * ex[0], 0};
     mb_lvec_add_jtw(m, E[0], 1, w, d->force);
     if (want_jac) {
       double R90[9] = {0, -1, 0, 1, 0, 0, 0, 0, 0};
-      mb_lvec_add_jtgj(m, E[0], E[0], -tau[0], R90, d->stiff);
+      mb_lvec_add_jtgj(m, E[0], E[0], -tau[2], R90, d->stiff);
     }
     return;
   }
@@ -96,6 +94,12 @@ static void torque_force(const mb_model* m, mb_data* d, int i, int want_jac) {
     mb_lvec_add_jtw(m, E[k], 0.5, w, d->force);
     if (want_jac) mb_lvec_add_jtgj(m, E[k], E[k], -0.5, T, d->stiff);
   }
+}
+
+/* torque element i: its components as functions of time (planar: func[0] about z) */
+static void torque_value(const mb_model* m, int i, double t, double* tau) {
+  load_value(m, i, t, tau);
+  if (m->dim == 2) tau[2] = tau[0], tau[0] = 0;
 }
 
 void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
@@ -116,11 +120,15 @@ void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
         mb_lvec_add_jtw(m, m->force_lvec[2 * i], 1, F, d->force);
         break;
       }
-      case MB_FORCE_TORQUE:
-        torque_force(m, d, i, want_jac);
+      case MB_FORCE_TORQUE: {
+        double tau[3];
+        torque_value(m, i, d->t, tau);
+        mb_body_torque(m, d, m->force_body[i], tau, want_jac);
         break;
+      }
     }
   }
+  mb_controller_forces(m, d, want_jac);
 }
 
 /* angular velocity of a body from its frame axes: planar E_x x dE_x, spatial 1/2 sum E_k x dE_k */
@@ -138,8 +146,8 @@ void mb_body_angular_velocity(const mb_model* m, int body, const double* q, cons
   }
 }
 
-double mb_nonconservative_power(const mb_model* m, const mb_data* d) {
-  double power = 0;
+double mb_nonconservative_power(const mb_model* m, mb_data* d) {
+  double power = mb_controller_power(m, d);
   for (int i = 0; i < m->nforce; i++) {
     switch ((mb_force_type)m->force_type[i]) {
       case MB_FORCE_SPRING: {
@@ -158,8 +166,7 @@ double mb_nonconservative_power(const mb_model* m, const mb_data* d) {
       }
       case MB_FORCE_TORQUE: {
         double tau[3], w[3];
-        load_value(m, i, d->t, tau);
-        if (m->dim == 2) tau[2] = tau[0], tau[0] = 0;
+        torque_value(m, i, d->t, tau);
         mb_body_angular_velocity(m, m->force_body[i], d->q, d->qd, w);
         power += mbu_dot3(tau, w);
         break;
@@ -178,6 +185,10 @@ void mb_energy(const mb_model* m, const mb_data* d, double* kinetic, double* gra
       for (int j = 0; j < m->nq; j++) row += m->mass[(size_t)i * m->nq + j] * d->qd[j];
       T += 0.5 * d->qd[i] * row;
     }
+    /* controller states carry unit mass but no physical energy */
+    for (int i = 0; i < m->nctrl; i++)
+      for (int k = 0; k < m->dim; k++)
+        T -= 0.5 * d->qd[m->ctrl_qadr[i] + k] * d->qd[m->ctrl_qadr[i] + k];
     *kinetic = T;
   }
   if (gravity) {

@@ -89,8 +89,28 @@ void mb_body_angular_velocity(const mb_model* m, int body, const double* q, cons
 /* Length of spring force element i at the state of d, and its tension (may be NULL). */
 double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension);
 
-/* Power of the non-conservative forces (dampers, actuators, external loads), W. */
-double mb_nonconservative_power(const mb_model* m, const mb_data* d);
+/* Power of the non-conservative forces (dampers, actuators, external loads, controllers), W. */
+double mb_nonconservative_power(const mb_model* m, mb_data* d);
+
+/* Q += the generalised force of a global torque tau (planar: tau[2] about z) on a body, and
+   K += -dQ/dq when want_jac. */
+void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac);
+
+/* dQ += the explicit parameter derivative of that force: through the body axes (tangent model dm)
+   at fixed tau, plus the torque's own derivative dtau (may be NULL). */
+void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int body,
+                           const double* tau, const double* dtau, double* dQ);
+
+/* controllers (controllers.c): their forces on the mechanics and on their own states, with K
+   and C when want_jac; the output u of controller i with its partials (dq, dqd may be NULL);
+   parameter derivatives; the power of their actuators */
+void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac);
+double mb_controller_output(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
+double mb_controller_error(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
+double mbd_controller_error_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
+void mbd_controllers_param(const mb_model* m, const mb_model* dm, const mb_data* d, double* dQ);
+double mbd_controller_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
+double mb_controller_power(const mb_model* m, mb_data* d);
 
 /* sensors (sensors.c): raw values of sensor i at the state of d into v (3; angles not unwrapped,
    all components even when the sensor selects one); returns their number and sets *angle to 1
@@ -102,6 +122,10 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
    qdd to dq, dqd, dqdd (each nq, may be NULL). No scratch memory. */
 double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
                                double* dqd, double* dqdd);
+
+/* the sensor of output column col (sensor_partials.c) and, in *comp, the index of the column
+   among the sensor's values; -1 if none */
+int mb_column_sensor(const mb_model* m, int col, int* comp);
 
 /* functionals (functionals.c): the integrand g (final = 0) or the final value w (final = 1) of
    functional f at the state of d (the value of mbd_functional_partials, without derivatives) */

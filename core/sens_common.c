@@ -76,7 +76,8 @@ static void activity_window(const mb_model* m, sens_ws* ws, int k) {
       nonzero(m->nforce, dm->force_f0) || nonzero(nq * nq, dm->mass) ||
       nonzero(nq, dm->gravity_force) || nonzero(m->nbody, dm->body_mass) ||
       nonzero(3 * (size_t)m->nelem, dm->elem_q0) || nonzero(m->nfterm, dm->fterm_weight) ||
-      nonzero(m->nfterm, dm->fterm_eps) || nonzero(3, dm->gravity))
+      nonzero(m->nfterm, dm->fterm_eps) || nonzero(3, dm->gravity) ||
+      nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain))
     return;
   double lo = INFINITY, hi = -INFINITY;
   for (int f = 0; f < m->nfunc; f++) {

@@ -244,23 +244,18 @@ static void spring_param(const mb_model* m, const mb_model* dm, const mb_data* d
   mb_lvec_add_jtw(dm, a, f, u, dQ);
 }
 
-static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
-                         double* dQ) {
-  const int* E = m->body_axes + 3 * m->force_body[i];
-  double tau[3], dtau[3];
-  for (int k = 0; k < 3; k++) {
-    int f = m->force_func[3 * i + k];
-    tau[k] = 0;
-    if (f >= 0) mb_func_eval(m, f, d->t, &tau[k], NULL, NULL);
-  }
-  load_param(m, dm, i, d->t, dtau);
+void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int body,
+                           const double* tau, const double* dtau, double* dQ) {
+  static const double zero[3] = {0, 0, 0};
+  const int* E = m->body_axes + 3 * body;
+  if (!dtau) dtau = zero;
   if (m->dim == 2) {
     /* Q = tau J_x^T R90 E_x */
     double ex[3], dex[3];
     mb_lvec_eval(m, E[0], d->q, ex);
     mb_lvec_eval(dm, E[0], d->q, dex);
-    double w[3] = {-dtau[0] * ex[1] - tau[0] * dex[1], dtau[0] * ex[0] + tau[0] * dex[0], 0};
-    double w0[3] = {-tau[0] * ex[1], tau[0] * ex[0], 0};
+    double w[3] = {-dtau[2] * ex[1] - tau[2] * dex[1], dtau[2] * ex[0] + tau[2] * dex[0], 0};
+    double w0[3] = {-tau[2] * ex[1], tau[2] * ex[0], 0};
     mb_lvec_add_jtw(m, E[0], 1, w, dQ);
     mb_lvec_add_jtw(dm, E[0], 1, w0, dQ);
     return;
@@ -277,6 +272,19 @@ static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d
     mb_lvec_add_jtw(dm, E[k], 0.5, w, dQ);
     mb_lvec_add_jtw(m, E[k], 0.5, t1, dQ);
   }
+}
+
+static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                         double* dQ) {
+  double tau[3], dtau[3];
+  for (int k = 0; k < 3; k++) {
+    int f = m->force_func[3 * i + k];
+    tau[k] = 0;
+    if (f >= 0) mb_func_eval(m, f, d->t, &tau[k], NULL, NULL);
+  }
+  load_param(m, dm, i, d->t, dtau);
+  if (m->dim == 2) tau[2] = tau[0], dtau[2] = dtau[0], tau[0] = dtau[0] = 0;
+  mbd_body_torque_param(m, dm, d, m->force_body[i], tau, dtau, dQ);
 }
 
 void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
@@ -306,4 +314,5 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
         break;
     }
   }
+  mbd_controllers_param(m, dm, d, dQ);
 }

@@ -237,6 +237,10 @@ static void kinetic_chain(chain* c) {
       for (size_t j = 0; j < nq; j++) row += m->mass[i * nq + j] * qd[j];
       c->dqd[i] += c->scale * row;
     }
+    /* controller states carry unit mass but no physical energy (as in mb_energy) */
+    for (int i = 0; i < m->nctrl; i++)
+      for (int k = 0; k < m->dim; k++)
+        c->dqd[m->ctrl_qadr[i] + k] -= c->scale * qd[m->ctrl_qadr[i] + k];
   }
 }
 
@@ -269,11 +273,30 @@ static void elastic_chain(chain* c) {
   }
 }
 
+/* the output u (error 0) or the error e (error 1) of controller i */
+static void control_chain(chain* c, int i, int error) {
+  const mb_model* m = c->m;
+  if (c->dm) {
+    c->dp += c->scale * (error ? mbd_controller_error_param(m, c->dm, c->d, i)
+                               : mbd_controller_output_param(m, c->dm, c->d, i));
+    return;
+  }
+  /* scratch of the controllers, past what mb_controller_output itself uses */
+  double *uq = c->d->ctrl_work + 6 * m->nq, *uqd = c->d->ctrl_work + 7 * m->nq;
+  if (error)
+    mb_controller_error(m, c->d, i, uq, uqd);
+  else
+    mb_controller_output(m, c->d, i, uq, uqd);
+  for (int j = 0; j < m->nq; j++) {
+    if (c->dq) c->dq[j] += c->scale * uq[j];
+    if (c->dqd) c->dqd[j] += c->scale * uqd[j];
+  }
+}
+
 /* ---------------------------------------------------------------------------------------------
    output columns */
 
-/* the sensor of output column col and the index of the column among its values; -1 if none */
-static int column_sensor(const mb_model* m, int col, int* comp) {
+int mb_column_sensor(const mb_model* m, int col, int* comp) {
   for (int i = 0; i < m->nsensor; i++) {
     const int k = col - m->sensor_outadr[i];
     if (k >= 0 && k < m->sensor_outnum[i]) {
@@ -287,7 +310,7 @@ static int column_sensor(const mb_model* m, int col, int* comp) {
 /* value of output column col; with c, its chain rule into c */
 static double column_chain(const mb_model* m, const mb_data* d, int col, chain* c) {
   int comp, angle;
-  const int i = col >= 0 && col < m->nout ? column_sensor(m, col, &comp) : -1;
+  const int i = col >= 0 && col < m->nout ? mb_column_sensor(m, col, &comp) : -1;
   if (i < 0) return NAN;
 
   /* the value, angles on the branch of the last recorded output */
@@ -342,6 +365,10 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
       kinetic_chain(c);
       gravity_chain(c);
       elastic_chain(c);
+      break;
+    case MB_SENSOR_CONTROL:
+    case MB_SENSOR_CONTROL_ERROR:
+      control_chain(c, ref[0], m->sensor_type[i] == MB_SENSOR_CONTROL_ERROR);
       break;
   }
   return value;

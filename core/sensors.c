@@ -115,6 +115,12 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
       v[0] = T + Vg + Ve;
       break;
     }
+    case MB_SENSOR_CONTROL:
+      v[0] = mb_controller_output(m, d, ref[0], NULL, NULL);
+      break;
+    case MB_SENSOR_CONTROL_ERROR:
+      v[0] = mb_controller_error(m, d, ref[0], NULL, NULL);
+      break;
   }
   return nv;
 }

@@ -1,6 +1,8 @@
 /* Shared pieces of the mbopt command line. */
 #include "cli.h"
 
+#include <cJSON.h>
+
 #include "mbopt/gradient.h"
 #include "mbopt/sensitivity.h"
 
@@ -77,6 +79,86 @@ int cli_load_desc(const char* path, double step, double t_end, mb_desc* d) {
     return CLI_USAGE;
   }
   return CLI_OK;
+}
+
+static int set_named(mb_desc* d, const char* name, double value, const char* where) {
+  const int k = mb_desc_param_index(d, name);
+  if (k < 0) {
+    cli_error("%s: the spec has no parameter \"%s\"", where, name);
+    return CLI_USAGE;
+  }
+  if (!isfinite(value)) {
+    cli_error("%s: the value of \"%s\" is not a finite number", where, name);
+    return CLI_USAGE;
+  }
+  mb_desc_set_param(d, k, value);
+  return CLI_OK;
+}
+
+int cli_set_parameter(mb_desc* d, const char* assignment) {
+  const char* eq = strchr(assignment, '=');
+  char name[MB_NAME_LEN], *end;
+  if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof name) {
+    cli_error("--set: expected NAME=VALUE, got '%s'", assignment);
+    return CLI_USAGE;
+  }
+  memcpy(name, assignment, (size_t)(eq - assignment));
+  name[eq - assignment] = 0;
+  const double value = strtod(eq + 1, &end);
+  if (end == eq + 1 || *end) {
+    cli_error("--set: '%s' is not a number", eq + 1);
+    return CLI_USAGE;
+  }
+  return set_named(d, name, value, "--set");
+}
+
+static char* read_file(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  char* text = NULL;
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1))) {
+    if (fread(text, 1, (size_t)n, f) != (size_t)n) {
+      free(text);
+      text = NULL;
+    } else {
+      text[n] = 0;
+    }
+  }
+  fclose(f);
+  return text;
+}
+
+int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
+  char* text = read_file(path);
+  if (!text) {
+    cli_error("--parameters: cannot read '%s'", path);
+    return CLI_BAD_INPUT;
+  }
+  cJSON* root = cJSON_Parse(text);
+  free(text);
+  const cJSON* names = cJSON_GetObjectItemCaseSensitive(root, "parameters");
+  const cJSON* x = cJSON_GetObjectItemCaseSensitive(root, "x");
+  int code = CLI_OK;
+  if (!cJSON_IsArray(names) || !cJSON_IsArray(x) ||
+      cJSON_GetArraySize(names) != cJSON_GetArraySize(x)) {
+    cli_error(
+        "--parameters: '%s' is not an optimisation summary (it needs arrays \"parameters\" "
+        "and \"x\" of the same length)",
+        path);
+    code = CLI_BAD_INPUT;
+  }
+  for (const cJSON *n = names ? names->child : NULL, *v = x ? x->child : NULL;
+       code == CLI_OK && n && v; n = n->next, v = v->next) {
+    if (!cJSON_IsString(n) || !cJSON_IsNumber(v)) {
+      cli_error("--parameters: '%s': names must be strings and values numbers", path);
+      code = CLI_BAD_INPUT;
+    } else {
+      code = set_named(d, n->valuestring, v->valuedouble, path);
+    }
+  }
+  cJSON_Delete(root);
+  return code;
 }
 
 int cli_compile(const char* path, const mb_desc* d, mb_model** m) {

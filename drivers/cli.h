@@ -22,6 +22,14 @@ int cli_parse_positive(const char* name, const char* text, double* out);
    (values <= 0 keep the spec's). Returns an exit code. */
 int cli_load_desc(const char* path, double step, double t_end, mb_desc* d);
 
+/* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit
+   code. */
+int cli_set_parameter(mb_desc* d, const char* assignment);
+
+/* Sets the parameters of d from the "parameters" and "x" of an optimisation summary.json (option
+   --parameters); prints why not and returns an exit code. */
+int cli_set_parameters_from_summary(mb_desc* d, const char* path);
+
 /* Compiles a description, printing the error; returns an exit code. */
 int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 

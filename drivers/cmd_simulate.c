@@ -19,6 +19,8 @@ static void simulate_help(FILE* out) {
           "  --t-end T             final time in s (default: the spec's simulation.t_end)\n"
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
+          "  --set NAME=VALUE      set a parameter of the spec (repeatable)\n"
+          "  --parameters FILE     set the parameters from an optimisation's summary.json\n"
           "  --json                print the summary as one JSON object on stdout\n"
           "  --quiet               no progress line on a terminal\n"
           "  -h, --help            show this help\n");
@@ -115,7 +117,9 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
 }
 
 int cmd_simulate(int argc, char** argv) {
-  const char *spec = NULL, *csv_path = NULL;
+  const char *spec = NULL, *csv_path = NULL, *summary = NULL;
+  const char* assignment[64];
+  int nassignment = 0;
   double step = 0, t_end = 0, interval = 0;
   int json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
@@ -139,6 +143,18 @@ int cmd_simulate(int argc, char** argv) {
         return CLI_USAGE;
       }
       csv_path = argv[++i];
+    } else if (!strcmp(a, "--set")) {
+      if (!next || nassignment == (int)(sizeof assignment / sizeof *assignment)) {
+        cli_error(next ? "--set: too many assignments" : "--set: missing NAME=VALUE");
+        return CLI_USAGE;
+      }
+      assignment[nassignment++] = argv[++i];
+    } else if (!strcmp(a, "--parameters")) {
+      if (!next) {
+        cli_error("--parameters: missing file name");
+        return CLI_USAGE;
+      }
+      summary = argv[++i];
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--quiet")) {
@@ -159,6 +175,10 @@ int cmd_simulate(int argc, char** argv) {
   mb_model* m = NULL;
   mb_data* d = NULL;
   run_state rs = {0};
+  if (summary) code = cli_set_parameters_from_summary(&desc, summary);
+  for (int k = 0; k < nassignment && code == CLI_OK; k++)
+    code = cli_set_parameter(&desc, assignment[k]);
+  if (code != CLI_OK) goto done;
   code = cli_compile(spec, &desc, &m);
   if (code != CLI_OK) goto done;
   d = mb_data_create(m);

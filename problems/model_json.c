@@ -390,6 +390,22 @@ static mb_status member_name(json_ctx* c, const cJSON* obj, const char* path, in
   return MB_OK;
 }
 
+/* the "output" member of a term: an output column name. The compiler resolves it ("x2", "v2.x");
+   here it must only be present and fit in `size` bytes */
+static mb_status member_column(json_ctx* c, const cJSON* e, const char* path, char* out,
+                               size_t size) {
+  char sub[PATH_LEN];
+  const char* output;
+  path_key(sub, path, "output");
+  TRY(member_string(c, e, path, "output", 1, &output));
+  if (!output[0]) return fail(c, sub, "must not be empty");
+  if (strlen(output) > size - 1)
+    return fail(c, sub, "output column \"%.24s...\" is longer than %d characters", output,
+                (int)size - 1);
+  strcpy(out, output);
+  return MB_OK;
+}
+
 /* a vector of exactly dim scalars; planar z = 0 */
 static mb_status read_vec(json_ctx* c, const cJSON* v, const char* path, mb_real out[3]) {
   char sub[PATH_LEN];
@@ -475,6 +491,12 @@ static int find_joint(const mb_desc* d, const char* name) {
 static int find_force(const mb_desc* d, const char* name) {
   for (int i = 0; i < d->nforce; i++)
     if (strcmp(d->force[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int find_controller(const mb_desc* d, const char* name) {
+  for (int i = 0; i < d->ncontroller; i++)
+    if (strcmp(d->controller[i].name, name) == 0) return i;
   return -1;
 }
 
@@ -1415,8 +1437,147 @@ static mb_status read_initial(json_ctx* c, const cJSON* root) {
   return MB_OK;
 }
 
+/* a required direction of n plain numbers, not all zero (stored as given: the compiler
+   normalises); the components after n stay 0 */
+static mb_status member_direction(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                                  int n, double out[3]) {
+  char sub[PATH_LEN];
+  const cJSON* v = get(obj, key);
+  path_key(sub, path, key);
+  out[0] = out[1] = out[2] = 0;
+  if (!v) return fail(c, sub, "missing");
+  TRY(read_plain_vec(c, v, sub, n, out));
+  if (out[0] == 0 && out[1] == 0 && out[2] == 0) return fail(c, sub, "must be non-zero");
+  return MB_OK;
+}
+
+/* the actuator of a controller: a force at a marker of a moving body along a global direction,
+   or a torque on a moving body about a global axis (planar: about z, no "axis") */
+static mb_status read_actuator(json_ctx* c, const cJSON* e, const char* path,
+                               mb_controller_desc* k) {
+  static const char* const force_keys[] = {"type", "marker", "direction", NULL};
+  static const char* const torque_keys[] = {"type", "body", "axis", NULL};
+  char sub[PATH_LEN];
+  const char* type;
+  const int dim = c->d->dim;
+  TRY(expect_object(c, e, path));
+
+  /* the type decides the keys; a planar axis gets a pointed message rather than "unknown key" */
+  path_key(sub, path, "type");
+  TRY(member_string(c, e, path, "type", 1, &type));
+  if (strcmp(type, "force") == 0)
+    k->actuator = MB_ACTUATOR_FORCE;
+  else if (strcmp(type, "torque") == 0)
+    k->actuator = MB_ACTUATOR_TORQUE;
+  else
+    return fail(c, sub, "unknown actuator type \"%.64s\" (force or torque)", type);
+  if (k->actuator == MB_ACTUATOR_TORQUE && dim == 2 && get(e, "axis")) {
+    path_key(sub, path, "axis");
+    return fail(c, sub, "only in spatial models (a planar torque acts about z)");
+  }
+  TRY(check_keys(c, e, path, k->actuator == MB_ACTUATOR_FORCE ? force_keys : torque_keys));
+
+  /* a force: a marker of a moving body and a direction of dim components */
+  if (k->actuator == MB_ACTUATOR_FORCE) {
+    TRY(member_marker_ref(c, e, path, "marker", &k->body, &k->marker));
+    path_key(sub, path, "marker");
+    if (k->body < 0) return fail(c, sub, "must be on a moving body, not the ground");
+    return member_direction(c, e, path, "direction", dim, k->direction);
+  }
+
+  /* a torque: a moving body and its axis (planar: z) */
+  TRY(member_body_ref(c, e, path, "body", &k->body));
+  k->marker = -1;
+  if (dim == 2) {
+    k->direction[0] = k->direction[1] = 0, k->direction[2] = 1;
+    return MB_OK;
+  }
+  return member_direction(c, e, path, "axis", 3, k->direction);
+}
+
+/* one term of a controller's measured value: an output column and a plain weight (default 1) */
+static mb_status read_cterm(json_ctx* c, const cJSON* e, const char* path, mb_cterm_desc* t) {
+  static const char* const keys[] = {"output", "weight", NULL};
+  TRY(expect_object(c, e, path));
+  TRY(check_keys(c, e, path, keys));
+  TRY(member_column(c, e, path, t->output, sizeof t->output));
+  t->weight = 1;
+  return member_number(c, e, path, "weight", &t->weight);
+}
+
+/* PID controllers: error terms on output columns (resolved by the compiler, so that controllers
+   may measure outputs declared after them), reference, gains, saturation and actuator */
+static mb_status read_controllers(json_ctx* c, const cJSON* root) {
+  static const char* const keys[] = {"name", "type", "error",      "reference", "kp",
+                                     "ki",   "kd",   "saturation", "actuator",  NULL};
+  char path[PATH_LEN], sub[PATH_LEN], sub2[PATH_LEN];
+  mb_desc* d = c->d;
+  const cJSON* list;
+  int i = 0;
+  TRY(member_list(c, root, "controllers", &list));
+  if (!list) return MB_OK;
+  TRY(alloc_array(c, (void**)&d->controller, cJSON_GetArraySize(list), sizeof *d->controller));
+  d->ncontroller = cJSON_GetArraySize(list); /* so that mb_desc_free reaches every term */
+
+  for (const cJSON* e = list->child; e; e = e->next, i++) {
+    mb_controller_desc* k = &d->controller[i];
+    const char* type;
+    path_index(path, "controllers", i);
+    k->body = k->marker = -1;
+    k->saturation = (mb_real){0, -1}; /* unbound while absent (calloc gave param 0) */
+    TRY(expect_object(c, e, path));
+
+    /* the type (required, so that other kinds can come) decides the keys */
+    path_key(sub, path, "type");
+    TRY(member_string(c, e, path, "type", 1, &type));
+    if (strcmp(type, "pid") != 0)
+      return fail(c, sub, "unknown controller type \"%.64s\" (the only type is \"pid\")", type);
+    TRY(check_keys(c, e, path, keys));
+    TRY(member_name(c, e, path, 1, d->controller[0].name, sizeof *d->controller, i, "controller",
+                    k->name));
+
+    /* the measured value: at least one weighted output column */
+    const cJSON* terms = get(e, "error");
+    path_key(sub, path, "error");
+    if (!terms) return fail(c, sub, "missing");
+    TRY(expect_array(c, terms, sub));
+    if (cJSON_GetArraySize(terms) == 0)
+      return fail(c, sub, "needs at least one term {\"output\": name, \"weight\": number}");
+    TRY(alloc_array(c, (void**)&k->term, cJSON_GetArraySize(terms), sizeof *k->term));
+    k->nterm = cJSON_GetArraySize(terms);
+    int j = 0;
+    for (const cJSON* t = terms->child; t; t = t->next, j++) {
+      path_index(sub2, sub, j);
+      TRY(read_cterm(c, t, sub2, &k->term[j]));
+    }
+
+    /* the reference r(t) (default 0) and the gains (default 0) */
+    path_key(sub, path, "reference");
+    if (get(e, "reference")) {
+      TRY(read_func(c, get(e, "reference"), sub, &k->reference));
+      k->has_reference = 1;
+    }
+    TRY(member_real(c, e, path, "kp", 0, 0, &k->kp));
+    TRY(member_real(c, e, path, "ki", 0, 0, &k->ki));
+    TRY(member_real(c, e, path, "kd", 0, 0, &k->kd));
+
+    /* the smooth saturation U tanh(u / U), U > 0 */
+    if (get(e, "saturation")) {
+      TRY(member_real(c, e, path, "saturation", 1, 0, &k->saturation));
+      TRY(check_min(c, path, "saturation", k->saturation.value, 1));
+      k->has_saturation = 1;
+    }
+
+    /* where u acts */
+    path_key(sub, path, "actuator");
+    if (!get(e, "actuator")) return fail(c, sub, "missing");
+    TRY(read_actuator(c, get(e, "actuator"), sub, k));
+  }
+  return MB_OK;
+}
+
 /* output types, the sensor each gives, and the reference it needs */
-enum { NEED_NONE, NEED_MARKER, NEED_BODY, NEED_JOINT, NEED_SPRING };
+enum { NEED_NONE, NEED_MARKER, NEED_BODY, NEED_JOINT, NEED_SPRING, NEED_CONTROLLER };
 static const struct {
   const char* name;
   mb_sensor_type type;
@@ -1435,6 +1596,8 @@ static const struct {
     {"gravity_energy", MB_SENSOR_GRAVITY_ENERGY, NEED_NONE},
     {"elastic_energy", MB_SENSOR_ELASTIC_ENERGY, NEED_NONE},
     {"total_energy", MB_SENSOR_TOTAL_ENERGY, NEED_NONE},
+    {"control", MB_SENSOR_CONTROL, NEED_CONTROLLER},
+    {"control_error", MB_SENSOR_CONTROL_ERROR, NEED_CONTROLLER},
 };
 
 /* the optional "component": an index into the sensor's values (-1: all of them) */
@@ -1471,6 +1634,7 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
       [NEED_BODY] = {"name", "type", "body", "component", NULL},
       [NEED_JOINT] = {"name", "type", "joint", "coordinate", NULL},
       [NEED_SPRING] = {"name", "type", "force", NULL},
+      [NEED_CONTROLLER] = {"name", "type", "controller", NULL},
   };
   const int ntype = (int)(sizeof output_types / sizeof output_types[0]);
   char path[PATH_LEN], sub[PATH_LEN];
@@ -1499,7 +1663,8 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
       return fail(c, sub,
                   "unknown output type \"%.64s\" (position, velocity, acceleration, "
                   "angular_velocity, angles, joint, joint_rate, spring_length, spring_force, "
-                  "kinetic_energy, gravity_energy, elastic_energy or total_energy)",
+                  "kinetic_energy, gravity_energy, elastic_energy, total_energy, control or "
+                  "control_error)",
                   type);
     s->type = output_types[t].type;
     TRY(check_keys(c, e, path, keys[output_types[t].need]));
@@ -1530,6 +1695,16 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
           return fail(c, sub, "force \"%s\" is not a spring", fname);
         break;
       }
+      case NEED_CONTROLLER: {
+        /* the controller's output u or error e, one column; the index goes in `force` */
+        const char* kname;
+        path_key(sub, path, "controller");
+        TRY(member_string(c, e, path, "controller", 1, &kname));
+        s->force = find_controller(d, kname);
+        if (s->force < 0)
+          return fail(c, sub, "unknown controller \"%.64s\" (not in \"controllers\")", kname);
+        break;
+      }
       default:
         break;
     }
@@ -1545,19 +1720,13 @@ static mb_status read_fterm(json_ctx* c, const cJSON* e, const char* path, int f
                             mb_fterm_desc* t) {
   static const char* const keys[] = {"output", "shape", "weight", "reference", "epsilon", NULL};
   char sub[PATH_LEN];
-  const char *output, *shape;
+  const char* shape;
   t->final = final;
   TRY(expect_object(c, e, path));
   TRY(check_keys(c, e, path, keys));
 
-  /* the output column: the compiler resolves the name ("x2", "v2.x"), here it must only fit */
-  path_key(sub, path, "output");
-  TRY(member_string(c, e, path, "output", 1, &output));
-  if (!output[0]) return fail(c, sub, "must not be empty");
-  if (strlen(output) > sizeof t->output - 1)
-    return fail(c, sub, "output column \"%.24s...\" is longer than %d characters", output,
-                (int)sizeof t->output - 1);
-  strcpy(t->output, output);
+  /* the output column: the compiler resolves the name ("x2", "v2.x") */
+  TRY(member_column(c, e, path, t->output, sizeof t->output));
 
   /* the shape, then what it uses */
   path_key(sub, path, "shape");
@@ -1792,10 +1961,10 @@ static mb_status read_optimization(json_ctx* c, const cJSON* root) {
 /* the whole model; sections in dependency order (parameters before any scalar, bodies before
    the references to them) */
 static mb_status read_model(json_ctx* c, const cJSON* root) {
-  static const char* const keys[] = {"name",       "dimension",   "gravity", "parameters",
-                                     "ground",     "bodies",      "joints",  "forces",
-                                     "drivers",    "initial",     "outputs", "functionals",
-                                     "simulation", "sensitivity", "optimization", NULL};
+  static const char* const keys[] = {
+      "name",        "dimension",  "gravity",     "parameters",   "ground",      "bodies",
+      "joints",      "forces",     "drivers",     "initial",      "controllers", "outputs",
+      "functionals", "simulation", "sensitivity", "optimization", NULL};
   mb_desc* d = c->d;
   const char* name;
   const cJSON* v;
@@ -1824,6 +1993,7 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   TRY(read_forces(c, root));
   TRY(read_drivers(c, root));
   TRY(read_initial(c, root));
+  TRY(read_controllers(c, root)); /* before the outputs, which name controllers */
   TRY(read_outputs(c, root));
   TRY(read_functionals(c, root));
 
@@ -1887,6 +2057,11 @@ void mb_desc_free(mb_desc* d) {
     free(d->functional[i].term);
   }
   free(d->functional);
+  for (int i = 0; i < d->ncontroller && d->controller; i++) {
+    func_free(&d->controller[i].reference);
+    free(d->controller[i].term);
+  }
+  free(d->controller);
   free(d->optimization.var);
   free(d->optimization.con);
   memset(d, 0, sizeof *d);

@@ -1,7 +1,8 @@
 /* Adjoint against forward sensitivity: both differentiate the same discrete scheme, so their
    gradients agree to the convergence of the solvers (1e-8 relative in the norm of each
    functional's gradient), with and without checkpointing, on the five-bar benchmark, the spatial
-   slider-crank and the B-spline-driven five-bar with 100 parameters. */
+   slider-crank, the B-spline-driven five-bar with 100 parameters and PID-controlled pendulums
+   (controller states and gains). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,5 +59,8 @@ int main(void) {
   compare(&t, "problems/slider_crank.json", 0);
   compare(&t, "problems/slider_crank.json", 250);
   compare(&t, "problems/fivebar_spline.json", 0);
+  compare(&t, "tests/models/ok/controller_planar.json", 0);
+  compare(&t, "problems/control/pendulum_pid.json", 0);
+  compare(&t, "problems/control/pendulum_pid.json", 300);
   return mbt_finish(&t);
 }

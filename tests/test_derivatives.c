@@ -12,7 +12,9 @@
 
 static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.json",
                                "tests/models/ok/features_planar.json",
-                               "tests/models/ok/features_spatial.json"};
+                               "tests/models/ok/features_spatial.json",
+                               "tests/models/ok/controller_planar.json",
+                               "problems/control/pendulum_pid.json"};
 
 /* relative difference of two arrays, scaled by the larger magnitude (at least 1) */
 static double rel_diff(int n, const double* a, const double* b) {

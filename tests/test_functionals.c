@@ -28,7 +28,9 @@ static const char* models[] = {"tests/models/ok/features_planar.json",
                                "tests/models/ok/params_planar.json",
                                "tests/models/ok/params_spatial.json",
                                "problems/fivebar.json",
-                               "problems/slider_crank.json"};
+                               "problems/slider_crank.json",
+                               "tests/models/ok/controller_planar.json",
+                               "problems/control/pendulum_pid.json"};
 
 #define NSTATE 2   /* random states per model */
 #define LIMIT 1e-6 /* relative error allowed against central differences */

@@ -35,6 +35,9 @@ static int near(double a, double b) {
 /* ---------------------------------------------------------------------------------------------
    malformed and non-physical models: file, status, JSON path (or position) and reason */
 
+static void expect_failure(const char* text, const char* source, const char* path,
+                           const char* reason);
+
 static const struct {
   const char* file;
   mb_status status;
@@ -148,6 +151,25 @@ static const struct {
      "a vector parameter needs at least 1 value"},
     {"scalar_param_as_list.json", MB_ERR_MODEL, "forces[0].value.bspline.coefficients",
      "\"$k\" is a scalar parameter; expected an array or a vector parameter \"$name\""},
+    {"controller_type_missing.json", MB_ERR_MODEL, "controllers[0].type", "missing"},
+    {"controller_type_unknown.json", MB_ERR_MODEL, "controllers[0].type",
+     "unknown controller type \"pd\" (the only type is \"pid\")"},
+    {"controller_error_empty.json", MB_ERR_MODEL, "controllers[0].error",
+     "needs at least one term"},
+    {"controller_saturation_zero.json", MB_ERR_MODEL, "controllers[0].saturation",
+     "must be > 0 (got 0)"},
+    {"controller_force_on_ground.json", MB_ERR_MODEL, "controllers[0].actuator.marker",
+     "must be on a moving body, not the ground"},
+    {"controller_torque_on_ground.json", MB_ERR_MODEL, "controllers[0].actuator.body",
+     "must be a moving body, not the ground"},
+    {"controller_torque_axis_planar.json", MB_ERR_MODEL, "controllers[0].actuator.axis",
+     "only in spatial models (a planar torque acts about z)"},
+    {"controller_direction_zero.json", MB_ERR_MODEL, "controllers[0].actuator.direction",
+     "must be non-zero"},
+    {"controller_duplicate.json", MB_ERR_MODEL, "controllers[1].name",
+     "duplicate controller name \"hold\""},
+    {"control_output_unknown_controller.json", MB_ERR_MODEL, "outputs[1].controller",
+     "unknown controller \"hodl\" (not in \"controllers\")"},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
 
@@ -694,6 +716,317 @@ static void test_spatial(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+   controllers */
+
+/* three PID controllers: a force on a cart with two error terms, a table reference and
+   parameter-bound gains and saturation; a planar torque with defaults; a force with one gain.
+   The error terms name outputs declared after the controllers; two outputs are controls, one is
+   a control error */
+static const char* const controller_model =
+    "{\n"
+    "  \"dimension\": 2,\n"
+    "  \"gravity\": [0, -9.81],\n"
+    "  \"parameters\": {\"Kp\": 40, \"Ki\": 5, \"Kd\": 2, \"U\": 50, \"r1\": 0.25},\n"
+    "  \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0]}, \"R\": {\"point\": [0, -1], "
+    "\"axis\": [1, 0]}}},\n"
+    "  \"bodies\": [\n"
+    "    {\"name\": \"crank\", \"mass\": 1, \"inertia\": 0.1,\n"
+    "     \"markers\": {\"O\": {\"point\": [0, 0]}, \"P\": {\"point\": [1, 0]}}},\n"
+    "    {\"name\": \"cart\", \"mass\": 2, \"inertia\": 0.1, \"position\": [0, -1],\n"
+    "     \"markers\": {\"S\": {\"point\": [0, 0], \"axis\": [1, 0]}, \"C\": {\"point\": [0.5, "
+    "0]}}}\n"
+    "  ],\n"
+    "  \"joints\": [\n"
+    "    {\"name\": \"jO\", \"type\": \"revolute\", \"marker1\": \"ground.O\", \"marker2\": "
+    "\"crank.O\"},\n"
+    "    {\"name\": \"jS\", \"type\": \"prismatic\", \"marker1\": \"ground.R\", \"marker2\": "
+    "\"cart.S\"}\n"
+    "  ],\n"
+    "  \"controllers\": [\n"
+    "    {\"name\": \"pid_x\", \"type\": \"pid\",\n"
+    "     \"error\": [{\"output\": \"x2\", \"weight\": 1}, {\"output\": \"x1\", \"weight\": -1}],\n"
+    "     \"reference\": {\"table\": {\"t\": [0, 1], \"values\": [0, \"$r1\"]}},\n"
+    "     \"kp\": \"$Kp\", \"ki\": 0.5, \"kd\": \"$Kd\", \"saturation\": \"$U\",\n"
+    "     \"actuator\": {\"type\": \"force\", \"marker\": \"cart.C\", \"direction\": [2, 0]}},\n"
+    "    {\"name\": \"speed\", \"type\": \"pid\", \"error\": [{\"output\": \"omega\"}], "
+    "\"reference\": -10, \"kp\": 1,\n"
+    "     \"actuator\": {\"type\": \"torque\", \"body\": \"crank\"}},\n"
+    "    {\"name\": \"lift\", \"type\": \"pid\", \"error\": [{\"output\": \"p.y\", \"weight\": "
+    "0.5}], \"ki\": \"$Ki\",\n"
+    "     \"saturation\": 3, \"actuator\": {\"type\": \"force\", \"marker\": \"crank.P\", "
+    "\"direction\": [0, -1]}}\n"
+    "  ],\n"
+    "  \"outputs\": [\n"
+    "    {\"name\": \"x1\", \"type\": \"position\", \"marker\": \"crank.P\", \"component\": "
+    "\"x\"},\n"
+    "    {\"name\": \"x2\", \"type\": \"position\", \"marker\": \"cart.C\", \"component\": "
+    "\"x\"},\n"
+    "    {\"name\": \"p\", \"type\": \"position\", \"marker\": \"crank.P\"},\n"
+    "    {\"name\": \"omega\", \"type\": \"angular_velocity\", \"body\": \"crank\"},\n"
+    "    {\"name\": \"u\", \"type\": \"control\", \"controller\": \"speed\"},\n"
+    "    {\"name\": \"u_x\", \"type\": \"control\", \"controller\": \"pid_x\"},\n"
+    "    {\"name\": \"e_x\", \"type\": \"control_error\", \"controller\": \"pid_x\"}\n"
+    "  ],\n"
+    "  \"simulation\": {\"t_end\": 2, \"step\": 0.01}\n"
+    "}\n";
+
+/* spatial actuators: a torque about a global axis, a force along a direction (stored as given) */
+static const char* const controller_spatial_model =
+    "{\n"
+    "  \"dimension\": 3,\n"
+    "  \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [1, 0, 0]}}},\n"
+    "  \"bodies\": [{\"name\": \"wheel\", \"mass\": 1, \"inertia\": [0.2, 0.1, 0.1],\n"
+    "              \"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [1, 0, 0]}, \"R\": "
+    "{\"point\": [0, 0.5, 0]}}}],\n"
+    "  \"joints\": [{\"name\": \"axle\", \"type\": \"revolute\", \"marker1\": \"ground.O\", "
+    "\"marker2\": \"wheel.O\"}],\n"
+    "  \"controllers\": [\n"
+    "    {\"name\": \"spin\", \"type\": \"pid\", \"error\": [{\"output\": \"w.x\"}], "
+    "\"reference\": "
+    "{\"polynomial\": [0, 2]},\n"
+    "     \"kp\": 3, \"kd\": 0.1, \"actuator\": {\"type\": \"torque\", \"body\": \"wheel\", "
+    "\"axis\": [2, 0, 0]}},\n"
+    "    {\"name\": \"rim\", \"type\": \"pid\", \"error\": [{\"output\": \"z\", \"weight\": -2}], "
+    "\"ki\": 1,\n"
+    "     \"actuator\": {\"type\": \"force\", \"marker\": \"wheel.R\", \"direction\": [1, 2, "
+    "3]}}\n"
+    "  ],\n"
+    "  \"outputs\": [\n"
+    "    {\"name\": \"w\", \"type\": \"angular_velocity\", \"body\": \"wheel\"},\n"
+    "    {\"name\": \"z\", \"type\": \"position\", \"marker\": \"wheel.R\", \"component\": "
+    "\"z\"},\n"
+    "    {\"name\": \"u\", \"type\": \"control\", \"controller\": \"rim\"}\n"
+    "  ]\n"
+    "}\n";
+
+static void test_controllers(void) {
+  mb_desc d;
+  mb_error err;
+  mb_status s = mb_desc_parse_json(controller_model, "controllers", &d, &err);
+  if (!CHECK_MSG(s == MB_OK, err.message)) return;
+  const int Kp = mb_desc_param_index(&d, "Kp"), Ki = mb_desc_param_index(&d, "Ki"),
+            Kd = mb_desc_param_index(&d, "Kd"), U = mb_desc_param_index(&d, "U"),
+            r1 = mb_desc_param_index(&d, "r1");
+  CHECK(Kp == 0 && Ki == 1 && Kd == 2 && U == 3 && r1 == 4);
+  CHECK(d.ncontroller == 3 && d.controller != NULL);
+  if (d.ncontroller != 3) goto done;
+
+  /* a force on the cart: two error terms, a table reference, bound gains and saturation */
+  const mb_controller_desc* k = &d.controller[0];
+  CHECK(strcmp(k->name, "pid_x") == 0 && k->nterm == 2);
+  CHECK(strcmp(k->term[0].output, "x2") == 0 && k->term[0].weight == 1);
+  CHECK(strcmp(k->term[1].output, "x1") == 0 && k->term[1].weight == -1);
+  CHECK(k->has_reference && k->reference.type == MB_FUNC_TABLE && k->reference.ncoef == 2);
+  CHECK(k->reference.time[1] == 1 && k->reference.coef[0].param == -1);
+  CHECK(k->reference.coef[1].param == r1 && k->reference.coef[1].value == 0.25);
+  CHECK(k->kp.param == Kp && k->kp.value == 40);
+  CHECK(k->ki.param == -1 && k->ki.value == 0.5);
+  CHECK(k->kd.param == Kd && k->kd.value == 2);
+  CHECK(k->has_saturation && k->saturation.param == U && k->saturation.value == 50);
+  CHECK(k->actuator == MB_ACTUATOR_FORCE && k->body == 1 && k->marker == 1);
+  CHECK(k->direction[0] == 2 && k->direction[1] == 0 && k->direction[2] == 0);
+
+  /* a planar torque: default weight, constant reference, zero gains unbound, about z */
+  k = &d.controller[1];
+  CHECK(strcmp(k->name, "speed") == 0 && k->nterm == 1);
+  CHECK(strcmp(k->term[0].output, "omega") == 0 && k->term[0].weight == 1);
+  CHECK(k->has_reference && k->reference.type == MB_FUNC_CONSTANT &&
+        k->reference.coef[0].value == -10);
+  CHECK(k->kp.value == 1 && k->kp.param == -1);
+  CHECK(k->ki.value == 0 && k->ki.param == -1 && k->kd.value == 0 && k->kd.param == -1);
+  CHECK(!k->has_saturation && k->saturation.param == -1);
+  CHECK(k->actuator == MB_ACTUATOR_TORQUE && k->body == 0 && k->marker == -1);
+  CHECK(k->direction[0] == 0 && k->direction[1] == 0 && k->direction[2] == 1);
+
+  /* no reference: r = 0, nothing allocated; a literal saturation; a bound ki only */
+  k = &d.controller[2];
+  CHECK(strcmp(k->term[0].output, "p.y") == 0 && k->term[0].weight == 0.5);
+  CHECK(!k->has_reference && k->reference.coef == NULL && k->reference.ncoef == 0);
+  CHECK(k->kp.value == 0 && k->ki.param == Ki && k->ki.value == 5);
+  CHECK(k->has_saturation && k->saturation.value == 3 && k->saturation.param == -1);
+  CHECK(k->actuator == MB_ACTUATOR_FORCE && k->body == 0 && k->marker == 1);
+  CHECK(k->direction[0] == 0 && k->direction[1] == -1);
+
+  /* control outputs and errors: the controller index in `force`, one column */
+  CHECK(d.nsensor == 7);
+  CHECK(d.sensor[4].type == MB_SENSOR_CONTROL && d.sensor[4].force == 1);
+  CHECK(d.sensor[5].type == MB_SENSOR_CONTROL && d.sensor[5].force == 0);
+  CHECK(d.sensor[4].component == -1 && d.sensor[4].body == -1 && d.sensor[4].joint == -1);
+  CHECK(d.sensor[6].type == MB_SENSOR_CONTROL_ERROR && d.sensor[6].force == 0);
+
+  /* a parameter reaches the bound gain and the reference */
+  mb_desc_set_param(&d, Kp, 80);
+  mb_desc_set_param(&d, r1, 0.5);
+  CHECK(d.controller[0].kp.value == 80 && d.controller[0].reference.coef[1].value == 0.5);
+  CHECK(d.controller[1].kp.value == 1);
+
+done:
+  mb_desc_free(&d);
+  CHECK(d.controller == NULL && d.ncontroller == 0);
+
+  /* spatial: the torque axis and the force direction as given */
+  s = mb_desc_parse_json(controller_spatial_model, "controllers spatial", &d, &err);
+  if (CHECK_MSG(s == MB_OK, err.message) && CHECK(d.ncontroller == 2)) {
+    k = &d.controller[0];
+    CHECK(k->actuator == MB_ACTUATOR_TORQUE && k->body == 0 && k->marker == -1);
+    CHECK(k->direction[0] == 2 && k->direction[1] == 0 && k->direction[2] == 0);
+    CHECK(k->reference.type == MB_FUNC_POLYNOMIAL && k->reference.coef[1].value == 2);
+    CHECK(k->kp.value == 3 && k->kd.value == 0.1 && k->ki.value == 0);
+    k = &d.controller[1];
+    CHECK(k->actuator == MB_ACTUATOR_FORCE && k->body == 0 && k->marker == 1);
+    CHECK(k->direction[0] == 1 && k->direction[1] == 2 && k->direction[2] == 3);
+    CHECK(k->term[0].weight == -2 && !k->has_reference);
+    CHECK(d.sensor[2].type == MB_SENSOR_CONTROL && d.sensor[2].force == 1);
+  }
+  mb_desc_free(&d);
+}
+
+/* the rules of controllers the bad models do not show */
+static void test_controller_misc(void) {
+  static const char* const planar =
+      "{\"dimension\": 2, \"parameters\": {\"k\": 1, \"neg\": -1, \"u\": [1, 2]}, "
+      "\"ground\": {\"markers\": {\"O\": {\"point\": [0, 0]}}}, "
+      "\"bodies\": [{\"name\": \"bar\", \"mass\": 1, \"inertia\": 1, "
+      "\"markers\": {\"P\": {\"point\": [1, 0]}}}], ";
+  static const char* const spatial =
+      "{\"dimension\": 3, \"bodies\": [{\"name\": \"bar\", \"mass\": 1, \"inertia\": [1, 1, 1], "
+      "\"markers\": {\"P\": {\"point\": [1, 0, 0]}}}], ";
+#define PID "{\"name\": \"c\", \"type\": \"pid\", "
+#define ERR "\"error\": [{\"output\": \"x\"}], "
+#define TORQUE "\"actuator\": {\"type\": \"torque\", \"body\": \"bar\"}"
+  static const struct {
+    int spatial;
+    const char* rest; /* the text after the bodies */
+    const char* path;
+    const char* reason;
+  } cases[] = {
+      {0, "\"controllers\": {}}", "controllers", "expected an array, got object"},
+      {0, "\"controllers\": [3]}", "controllers[0]", "expected an object, got number"},
+      {0, "\"controllers\": [{\"type\": \"pid\", " ERR TORQUE "}]}", "controllers[0].name",
+       "missing"},
+      {0, "\"controllers\": [{\"name\": \"c-1\", \"type\": \"pid\", " ERR TORQUE "}]}",
+       "controllers[0].name", "only letters, digits and '_'"},
+      {0, "\"controllers\": [{\"name\": \"c\", \"type\": 1, " ERR TORQUE "}]}",
+       "controllers[0].type", "expected a string, got number"},
+      {0, "\"controllers\": [" PID ERR TORQUE ", \"kP\": 1}]}", "controllers[0].kP", "unknown key"},
+      {0, "\"controllers\": [" PID TORQUE "}]}", "controllers[0].error", "missing"},
+      {0, "\"controllers\": [" PID "\"error\": {\"output\": \"x\"}, " TORQUE "}]}",
+       "controllers[0].error", "expected an array, got object"},
+      {0, "\"controllers\": [" PID "\"error\": [\"x\"], " TORQUE "}]}", "controllers[0].error[0]",
+       "expected an object, got string \"x\""},
+      {0, "\"controllers\": [" PID "\"error\": [{\"weight\": 2}], " TORQUE "}]}",
+       "controllers[0].error[0].output", "missing"},
+      {0, "\"controllers\": [" PID "\"error\": [{\"output\": \"\"}], " TORQUE "}]}",
+       "controllers[0].error[0].output", "must not be empty"},
+      {0,
+       "\"controllers\": [" PID "\"error\": [{\"output\": \"x\"}, {\"output\": \"y\", "
+       "\"weight\": \"$k\"}], " TORQUE "}]}",
+       "controllers[0].error[1].weight", "expected a number, got string \"$k\""},
+      {0,
+       "\"controllers\": [" PID "\"error\": [{\"output\": \"x\", \"shape\": \"value\"}], " TORQUE
+       "}]}",
+       "controllers[0].error[0].shape", "unknown key"},
+      {0, "\"controllers\": [" PID ERR "\"reference\": \"abc\", " TORQUE "}]}",
+       "controllers[0].reference", "expected a number, \"$parameter\" or a function object"},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"reference\": {\"polynomial\": \"$u\"}, \"kd\": \"$u\", " TORQUE "}]}",
+       "controllers[0].kd", "\"$u\" is a vector parameter (2 values)"},
+      {0, "\"controllers\": [" PID ERR "\"ki\": \"$q\", " TORQUE "}]}", "controllers[0].ki",
+       "unknown parameter \"q\""},
+      {0, "\"controllers\": [" PID ERR "\"saturation\": -5, " TORQUE "}]}",
+       "controllers[0].saturation", "must be > 0 (got -5)"},
+      {0, "\"controllers\": [" PID ERR "\"saturation\": \"$neg\", " TORQUE "}]}",
+       "controllers[0].saturation", "must be > 0 (got -1)"},
+      {0, "\"controllers\": [" PID ERR "\"kp\": 1}]}", "controllers[0].actuator", "missing"},
+      {0, "\"controllers\": [" PID ERR "\"actuator\": \"bar\"}]}", "controllers[0].actuator",
+       "expected an object, got string \"bar\""},
+      {0, "\"controllers\": [" PID ERR "\"actuator\": {\"body\": \"bar\"}}]}",
+       "controllers[0].actuator.type", "missing"},
+      {0, "\"controllers\": [" PID ERR "\"actuator\": {\"type\": \"motor\", \"body\": \"bar\"}}]}",
+       "controllers[0].actuator.type", "unknown actuator type \"motor\" (force or torque)"},
+      {0, "\"controllers\": [" PID ERR "\"actuator\": {\"type\": \"torque\", \"body\": \"rod\"}}]}",
+       "controllers[0].actuator.body", "unknown body \"rod\""},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"torque\", \"body\": \"bar\", \"direction\": [1, 0]}}]}",
+       "controllers[0].actuator.direction", "unknown key"},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.Q\", \"direction\": [1, 0]}}]}",
+       "controllers[0].actuator.marker", "unknown marker \"Q\" on body \"bar\""},
+      {0,
+       "\"controllers\": [" PID ERR "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.P\"}}]}",
+       "controllers[0].actuator.direction", "missing"},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.P\", \"direction\": [1, 0, 0]}}]}",
+       "controllers[0].actuator.direction", "expected 2 components, got 3"},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.P\", \"direction\": [\"$k\", "
+       "0]}}]}",
+       "controllers[0].actuator.direction[0]", "expected a number, got string \"$k\""},
+      {0,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.P\", \"axis\": [1, 0]}}]}",
+       "controllers[0].actuator.axis", "unknown key"},
+      /* control outputs: the key names a controller; one column, so no component */
+      {0, "\"outputs\": [{\"name\": \"u\", \"type\": \"control\"}]}", "outputs[0].controller",
+       "missing"},
+      {0, "\"outputs\": [{\"name\": \"u\", \"type\": \"control\", \"controller\": \"c\"}]}",
+       "outputs[0].controller", "unknown controller \"c\" (not in \"controllers\")"},
+      {0,
+       "\"controllers\": [" PID ERR TORQUE
+       "}], \"outputs\": [{\"name\": \"u\", \"type\": \"control\", \"controller\": \"c\", "
+       "\"component\": \"x\"}]}",
+       "outputs[0].component", "unknown key"},
+      {0, "\"outputs\": [{\"name\": \"u\", \"type\": \"controller\"}]}", "outputs[0].type",
+       "unknown output type \"controller\""},
+      {0, "\"outputs\": [{\"name\": \"e\", \"type\": \"control_error\", \"controller\": \"c\"}]}",
+       "outputs[0].controller", "unknown controller \"c\""},
+      /* spatial torques need a non-zero axis of 3 components */
+      {1, "\"controllers\": [" PID ERR TORQUE "}]}", "controllers[0].actuator.axis", "missing"},
+      {1,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"torque\", \"body\": \"bar\", \"axis\": [0, 0, 0]}}]}",
+       "controllers[0].actuator.axis", "must be non-zero"},
+      {1,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"torque\", \"body\": \"bar\", \"axis\": [0, 1]}}]}",
+       "controllers[0].actuator.axis", "expected 3 components, got 2"},
+      {1,
+       "\"controllers\": [" PID ERR
+       "\"actuator\": {\"type\": \"force\", \"marker\": \"bar.P\", \"direction\": [1, 0]}}]}",
+       "controllers[0].actuator.direction", "expected 3 components, got 2"},
+  };
+#undef PID
+#undef ERR
+#undef TORQUE
+  char text[2048], source[32];
+  for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    snprintf(text, sizeof text, "%s%s", cases[i].spatial ? spatial : planar, cases[i].rest);
+    snprintf(source, sizeof source, "controller case %d", i);
+    expect_failure(text, source, cases[i].path, cases[i].reason);
+  }
+
+  /* the order of the keys in the file does not matter (controllers are read before outputs),
+     and an error term may name any column: the compiler resolves it */
+  mb_desc d;
+  mb_error err;
+  snprintf(text, sizeof text,
+           "%s\"outputs\": [{\"name\": \"u\", \"type\": \"control\", \"controller\": \"c\"}], "
+           "\"controllers\": [{\"name\": \"c\", \"type\": \"pid\", \"error\": [{\"output\": "
+           "\"no_such_column\"}], \"actuator\": {\"type\": \"torque\", \"body\": \"bar\"}}]}",
+           planar);
+  mb_status s = mb_desc_parse_json(text, "order", &d, &err);
+  CHECK_MSG(s == MB_OK, err.message);
+  if (s == MB_OK)
+    CHECK(d.sensor[0].force == 0 && strcmp(d.controller[0].term[0].output, "no_such_column") == 0);
+  mb_desc_free(&d);
+}
+
+/* ---------------------------------------------------------------------------------------------
    systematic mutations of the valid models */
 
 /* parents of user-named members (the keys are names, not fields) */
@@ -941,6 +1274,34 @@ done:
   cJSON_Delete(add);
 }
 
+/* the block after "<!-- controller example -->": a pendulum held by a PID torque */
+static void check_controller_example(const char* text) {
+  const char* open = strstr(text, "<!-- controller example -->");
+  const char* close;
+  if (!CHECK(open != NULL) || !CHECK((open = strstr(open, "```json\n")) != NULL)) return;
+  open += 8;
+  if (!CHECK((close = strstr(open, "\n```")) != NULL)) return;
+  char* json = calloc((size_t)(close - open) + 1, 1);
+  if (!CHECK(json != NULL)) return;
+  memcpy(json, open, (size_t)(close - open));
+  mb_desc d;
+  mb_error err;
+  mb_status s = mb_desc_parse_json(json, "docs/model-format.md controller example", &d, &err);
+  if (CHECK_MSG(s == MB_OK, err.message) && CHECK(d.ncontroller == 1 && d.nsensor == 4)) {
+    const mb_controller_desc* k = &d.controller[0];
+    CHECK(k->actuator == MB_ACTUATOR_TORQUE && k->body == 0 && k->direction[2] == 1);
+    CHECK(k->nterm == 1 && strcmp(k->term[0].output, "x") == 0);
+    CHECK(k->kp.param == mb_desc_param_index(&d, "Kp") && k->kd.param >= 0 && k->ki.param >= 0);
+    CHECK(k->has_reference && k->reference.type == MB_FUNC_CONSTANT);
+    CHECK_NEAR(k->reference.coef[0].value, sin(0.5));
+    CHECK(k->has_saturation && k->saturation.value == 20);
+    CHECK(d.sensor[2].type == MB_SENSOR_CONTROL && d.sensor[2].force == 0);
+    CHECK(d.sensor[3].type == MB_SENSOR_CONTROL_ERROR && d.sensor[3].force == 0);
+  }
+  mb_desc_free(&d);
+  free(json);
+}
+
 static void test_doc_examples(void) {
   FILE* file = fopen("docs/model-format.md", "rb");
   char* text = NULL;
@@ -953,6 +1314,7 @@ static void test_doc_examples(void) {
   fseek(file, 0, SEEK_SET);
   text = calloc((size_t)size + 1, 1);
   if (text && fread(text, 1, (size_t)size, file) == (size_t)size) {
+    check_controller_example(text);
     /* the five-bar addition comes before the complete models */
     char* at = strstr(text, "<!-- five-bar addition -->");
     if (CHECK(at != NULL) && CHECK((addition = strstr(at, "```json\n")) != NULL)) {
@@ -1064,6 +1426,10 @@ int main(void) {
   test_mutations(planar_model, "planar", 1000);
   test_mutations(spatial_model, "spatial", 1000);
   test_mutations(vector_model, "vector", 400);
+  test_controllers();
+  test_controller_misc();
+  test_mutations(controller_model, "controllers", 300);
+  test_mutations(controller_spatial_model, "controllers spatial", 100);
   test_vector_misc();
   test_doc_examples();
   test_misc();

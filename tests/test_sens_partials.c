@@ -12,7 +12,9 @@
 
 static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.json",
                                "tests/models/ok/params_spatial.json",
-                               "tests/models/ok/params_planar.json"};
+                               "tests/models/ok/params_planar.json",
+                               "tests/models/ok/controller_planar.json",
+                               "problems/control/pendulum_pid.json"};
 
 /* Phi, dPhi/dt and d2Phi/dt2 of constraint i at the state of d (for model m) */
 static void constraint_levels(const mb_model* m, const mb_data* d, int i, double* out) {

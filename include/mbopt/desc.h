@@ -139,7 +139,9 @@ typedef enum mb_sensor_type {
   MB_SENSOR_KINETIC_ENERGY,
   MB_SENSOR_GRAVITY_ENERGY,
   MB_SENSOR_ELASTIC_ENERGY,
-  MB_SENSOR_TOTAL_ENERGY
+  MB_SENSOR_TOTAL_ENERGY,
+  MB_SENSOR_CONTROL,      /* the output u of a controller (sensor field `force` holds its index) */
+  MB_SENSOR_CONTROL_ERROR /* the error e of a controller (the same) */
 } mb_sensor_type;
 
 /* A named output. Vector sensors give dim (or 3 angles) values unless component >= 0. */
@@ -177,6 +179,35 @@ typedef struct mb_functional_desc {
   int nterm;
   mb_fterm_desc* term; /* (nterm) */
 } mb_functional_desc;
+
+typedef enum mb_actuator_type {
+  MB_ACTUATOR_FORCE, /* a force at a marker point along a global direction */
+  MB_ACTUATOR_TORQUE /* a torque on a body about a global axis (planar: about z) */
+} mb_actuator_type;
+
+/* One term of a controller's measured value: weight times an output column. */
+typedef struct mb_cterm_desc {
+  char output[MB_NAME_LEN + 8];
+  double weight;
+} mb_cterm_desc;
+
+/* A PID controller: error e = r(t) - sum_j w_j s_j over output columns s_j; control
+   u = kp e + ki z + kd de/dt with z the integral of e from 0 (the derivative is taken from the
+   sensors' rates, so kd needs point-position outputs), optionally saturated smoothly as
+   U tanh(u / U); applied through the actuator. Its state is integrated with the mechanics. */
+typedef struct mb_controller_desc {
+  char name[MB_NAME_LEN];
+  int nterm;
+  mb_cterm_desc* term; /* (nterm) */
+  int has_reference;
+  mb_func_desc reference; /* r(t); default 0 */
+  mb_real kp, ki, kd;     /* default 0 */
+  int has_saturation;
+  mb_real saturation;     /* U > 0 */
+  mb_actuator_type actuator;
+  int body, marker;       /* force: body (-1 ground not allowed) and marker; torque: body */
+  double direction[3];    /* force direction or torque axis, global, normalised by the compiler */
+} mb_controller_desc;
 
 /* A design variable of an optimisation: a parameter with its bounds. */
 typedef struct mb_design_var {
@@ -249,6 +280,8 @@ typedef struct mb_desc {
   int nsensor;
   mb_functional_desc* functional; /* (nfunctional) */
   int nfunctional;
+  mb_controller_desc* controller; /* (ncontroller) */
+  int ncontroller;
 
   mb_settings settings;
   int sensitivity; /* gradient method: 0 auto, 1 forward, 2 adjoint (mb_method of gradient.h) */

@@ -11,7 +11,8 @@
 #define MB_LABEL_LEN 96
 
 /* Basic elements of the natural coordinates. */
-typedef enum mb_elem_kind { MB_ELEM_POINT, MB_ELEM_VECTOR } mb_elem_kind;
+/* Basic elements, and the coordinate blocks of controller states. */
+typedef enum mb_elem_kind { MB_ELEM_POINT, MB_ELEM_VECTOR, MB_ELEM_STATE } mb_elem_kind;
 
 /* Constraint kinds. With e(t) = con_value + f(t) (f the optional time function):
    MB_CON_DOT:   Phi = a0 . b0 - e(t)
@@ -42,6 +43,8 @@ typedef struct mb_model {
   int nout; /* scalar output columns of all sensors */
   int nfunctional;
   int nfterm; /* terms of all functionals */
+  int nctrl;  /* controllers */
+  int ncterm; /* terms of their errors */
 
   mb_settings opt; /* integrator settings */
   double gravity[3];
@@ -130,6 +133,22 @@ typedef struct mb_model {
   int* fterm_ref;        /* (nfterm) time function of the reference, -1: zero */
   char* functional_name; /* (nfunctional x MB_NAME_LEN) */
 
+  /* controllers: a block of dim coordinates of unit mass each (w'' = e, z = w'), gains and the
+     terms of their errors */
+  int* ctrl_qadr;      /* (nctrl) first coordinate of the state block */
+  double* ctrl_gain;   /* (nctrl x 4) kp, ki, kd, saturation (0: none) */
+  int* ctrl_ref;       /* (nctrl) time function of the reference, -1: zero */
+  int* ctrl_actuator;  /* (nctrl) mb_actuator_type */
+  int* ctrl_lvec;      /* (nctrl) force: the marker point; torque: -1 */
+  int* ctrl_body;      /* (nctrl) torque: the body; force: -1 */
+  double* ctrl_dir;    /* (nctrl x 3) unit force direction or torque axis */
+  int* ctrl_termadr;   /* (nctrl) first error term */
+  int* ctrl_termnum;   /* (nctrl) */
+  int* cterm_column;   /* (ncterm) output column */
+  double* cterm_weight;/* (ncterm) */
+  int* cterm_lvec;     /* (ncterm) point-position outputs: the point's lvec, else -1 */
+  int* cterm_comp;     /* (ncterm) its component */
+
   /* constant matrices */
   double* mass;          /* (nq x nq) mass matrix */
   double* gravity_force; /* (nq) generalised gravity force */
@@ -168,6 +187,7 @@ typedef struct mb_data {
   double* kappa;  /* (ncon) acceleration projection multipliers */
   double* qd_star;  /* (nq) velocities of the last step before their projection */
   double* qdd_star; /* (nq) accelerations of the last step before their projection */
+  double* ctrl_work; /* (8 nq) scratch of the controllers */
 
   /* evaluated quantities at the current state */
   double* phi;       /* (ncon) */
