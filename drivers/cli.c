@@ -129,6 +129,21 @@ static char* read_file(const char* path) {
   return text;
 }
 
+/* the run of a comparison with the lowest objective among those that did not fail */
+static const cJSON* best_run(const cJSON* runs) {
+  const cJSON* best = NULL;
+  double lowest = INFINITY;
+  for (const cJSON* r = runs->child; r; r = r->next) {
+    const cJSON* f = cJSON_GetObjectItemCaseSensitive(r, "objective");
+    const cJSON* status = cJSON_GetObjectItemCaseSensitive(r, "status");
+    if (!cJSON_IsNumber(f) || !(f->valuedouble < lowest) || !cJSON_IsString(status) ||
+        !strcmp(status->valuestring, "failed"))
+      continue;
+    best = r, lowest = f->valuedouble;
+  }
+  return best;
+}
+
 int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
   char* text = read_file(path);
   if (!text) {
@@ -137,14 +152,17 @@ int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
   }
   cJSON* root = cJSON_Parse(text);
   free(text);
-  const cJSON* names = cJSON_GetObjectItemCaseSensitive(root, "parameters");
-  const cJSON* x = cJSON_GetObjectItemCaseSensitive(root, "x");
+  const cJSON* run = root;
+  const cJSON* runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+  if (cJSON_IsArray(runs)) run = best_run(runs);
+  const cJSON* names = cJSON_GetObjectItemCaseSensitive(run, "parameters");
+  const cJSON* x = cJSON_GetObjectItemCaseSensitive(run, "x");
   int code = CLI_OK;
   if (!cJSON_IsArray(names) || !cJSON_IsArray(x) ||
       cJSON_GetArraySize(names) != cJSON_GetArraySize(x)) {
     cli_error(
-        "--parameters: '%s' is not an optimisation summary (it needs arrays \"parameters\" "
-        "and \"x\" of the same length)",
+        "--parameters: '%s' is neither an optimisation's summary.json nor a comparison.json with "
+        "a successful run (arrays \"parameters\" and \"x\" of the same length)",
         path);
     code = CLI_BAD_INPUT;
   }

@@ -26,8 +26,9 @@ int cli_load_desc(const char* path, double step, double t_end, mb_desc* d);
    code. */
 int cli_set_parameter(mb_desc* d, const char* assignment);
 
-/* Sets the parameters of d from the "parameters" and "x" of an optimisation summary.json (option
-   --parameters); prints why not and returns an exit code. */
+/* Sets the parameters of d from the "parameters" and "x" of an optimisation's summary.json, or of
+   the best run of a comparison.json (option --parameters); prints why not and returns an exit
+   code. */
 int cli_set_parameters_from_summary(mb_desc* d, const char* path);
 
 /* Compiles a description, printing the error; returns an exit code. */

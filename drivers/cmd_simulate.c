@@ -20,7 +20,8 @@ static void simulate_help(FILE* out) {
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
           "  --set NAME=VALUE      set a parameter of the spec (repeatable)\n"
-          "  --parameters FILE     set the parameters from an optimisation's summary.json\n"
+          "  --parameters FILE     set the parameters from an optimisation's summary.json or the\n"
+          "                        best run of a comparison.json\n"
           "  --json                print the summary as one JSON object on stdout\n"
           "  --quiet               no progress line on a terminal\n"
           "  -h, --help            show this help\n");
@@ -64,8 +65,12 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   const mb_report* r = &d->report;
   const mb_settings* o = &m->opt;
   double rel = r->max_energy_error / (r->energy_scale > 0 ? r->energy_scale : 1);
-  printf("model        %s (%s, %d bodies, %d coordinates, %d constraints, %d DOF)\n", name,
-         m->dim == 2 ? "planar" : "spatial", m->nbody, m->nq, m->ncon, m->nq - m->ncon);
+  /* controller states are coordinates but not degrees of freedom of the mechanism */
+  const int states = m->nctrl * m->dim;
+  printf("model        %s (%s, %d bodies, %d coordinates, %d constraints", name,
+         m->dim == 2 ? "planar" : "spatial", m->nbody, m->nq, m->ncon);
+  if (m->nctrl) printf(", %d controllers with %d state coordinates", m->nctrl, states);
+  printf(", %d DOF)\n", m->nq - m->ncon - states);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g\n", o->beta, o->gamma,
          o->step, o->penalty);
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)\n", d->t,
@@ -91,6 +96,7 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "bodies", m->nbody);
   cJSON_AddNumberToObject(o, "coordinates", m->nq);
   cJSON_AddNumberToObject(o, "constraints", m->ncon);
+  cJSON_AddNumberToObject(o, "controllers", m->nctrl);
   cJSON_AddNumberToObject(o, "step", m->opt.step);
   cJSON_AddNumberToObject(o, "t_final", d->t);
   cJSON_AddNumberToObject(o, "steps", r->steps);

@@ -78,3 +78,17 @@ add_test(NAME cli_optimize_interrupted
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_interrupt.sh $<TARGET_FILE:mbopt>
           ${CMAKE_BINARY_DIR}/out/interrupted
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# parameters set on the command line and from an optimisation's results
+mbopt_cli_test(simulate_set 0 "status +completed" 0
+  simulate tests/models/ok/controller_planar.json --set Kp=80 --set U=25 --t-end 0.2)
+mbopt_cli_test(simulate_set_unknown 2 "--set: the spec has no parameter \"Kq\"" 1
+  simulate tests/models/ok/controller_planar.json --set Kq=1)
+mbopt_cli_test(simulate_set_not_number 2 "--set: '1x' is not a number" 1
+  simulate tests/models/ok/controller_planar.json --set Kp=1x)
+mbopt_cli_test(simulate_set_no_equals 2 "--set: expected NAME=VALUE" 1
+  simulate tests/models/ok/controller_planar.json --set Kp)
+mbopt_cli_test(simulate_parameters_comparison 0 "status +completed" 0
+  simulate problems/fivebar_springs.json --parameters results/optimization/fivebar_springs/comparison.json)
+mbopt_cli_test(simulate_parameters_not_summary 3 "is neither an optimisation's summary.json" 1
+  simulate problems/fivebar_springs.json --parameters problems/fivebar.json)
