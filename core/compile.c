@@ -265,6 +265,10 @@ typedef struct compiler {
   int ex[3]; /* constant lvecs of the global unit vectors */
   /* element bookkeeping before the model exists */
   int nelem, elem_cap;
+  /* vector elements that a body's extra-element constraints fix in its frame: that body (-1:
+     none) and the element's local value there */
+  int* fixed_by;
+  double* fixed_local;
   int* elem_kind;
   int* elem_fixed;
   double* elem_val;
@@ -871,6 +875,20 @@ static mb_status rigid_constraints(compiler* c, int b) {
                               b, name, actual, value);
         continue;
       }
+      /* both vectors already fixed in the frame of one earlier body: their dot product is
+         implied by that body's rigidity (a second constraint would be redundant) */
+      const int a = bb->vec[i].kind == BASE_VECTOR ? c->fixed_by[bb->vec[i].e] : -1;
+      const int a2 = bb->vec[j].kind == BASE_VECTOR ? c->fixed_by[bb->vec[j].e] : -1;
+      if (a >= 0 && a == a2) {
+        const double implied = mbu_dot3(c->fixed_local + 3 * bb->vec[i].e,
+                                        c->fixed_local + 3 * bb->vec[j].e);
+        if (fabs(implied - value) > 1e-9 * (1 + fabs(value)))
+          return mb_error_set(c->err, MB_ERR_MODEL,
+                              "bodies[%d] (%s): inconsistent joints: markers shared with body "
+                              "%s are placed differently on the two bodies",
+                              b, name, c->d->body[a].name);
+        continue;
+      }
       char label[MB_LABEL_LEN];
       snprintf(label, sizeof label, "the rigidity of body %s", name);
       double dvalue = mbu_dot3(bb->vec[i].dv, bb->vec[j].v) + mbu_dot3(bb->vec[i].v, bb->vec[j].dv);
@@ -907,6 +925,10 @@ static mb_status extra_element_constraints(compiler* c, int b) {
     char label[MB_LABEL_LEN];
     snprintf(label, sizeof label, "the markers of body %s", name);
     for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, 0, -1, label);
+    if (!is_point && c->fixed_by[e] < 0) {
+      c->fixed_by[e] = b;
+      memcpy(c->fixed_local + 3 * e, bb->att[i].local, sizeof bb->att[i].local);
+    }
   }
   return MB_OK;
 }
@@ -1368,6 +1390,10 @@ static mb_status build_model(compiler* c) {
   }
 
   /* bodies: frame, centre of mass, rigid and extra-element constraints, inertia */
+  c->fixed_by = malloc(sizeof(int) * (c->nelem + 1));
+  c->fixed_local = malloc(sizeof(double) * 3 * (c->nelem + 1));
+  if (!c->fixed_by || !c->fixed_local) return mb_error_set(c->err, MB_ERR_MEMORY, "out of memory");
+  for (int e = 0; e < c->nelem; e++) c->fixed_by[e] = -1;
   for (int b = 0; b < d->nbody; b++) {
     const mb_body_desc* bd = &d->body[b];
     m->body_origin[b] = lvec_body_map(c, b, 1, zero3, zero3);
@@ -1618,6 +1644,8 @@ fail:
   free(c.elem_val);
   free(c.elem_dval);
   free(c.ctrl_elem);
+  free(c.fixed_by);
+  free(c.fixed_local);
   return st;
 }
 
