@@ -1,8 +1,8 @@
 /* Adjoint against forward sensitivity: both differentiate the same discrete scheme, so their
    gradients agree to the convergence of the solvers (1e-8 relative in the norm of each
    functional's gradient), with and without checkpointing, on the five-bar benchmark, the spatial
-   slider-crank, the B-spline-driven five-bar with 100 parameters and PID-controlled pendulums
-   (controller states and gains). */
+   slider-crank, the B-spline-driven five-bar with 100 parameters, PID-controlled pendulums
+   (controller states and gains) and the slider-crank co-design. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,5 +62,6 @@ int main(void) {
   compare(&t, "tests/models/ok/controller_planar.json", 0);
   compare(&t, "problems/control/pendulum_pid.json", 0);
   compare(&t, "problems/control/pendulum_pid.json", 300);
+  compare(&t, "problems/control/slider_crank_codesign.json", 0);
   return mbt_finish(&t);
 }
