@@ -1232,6 +1232,197 @@ static void test_vector_misc(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+   the "optimization" section and the "sensitivity" key (docs/model-format.md, Optimization) */
+
+/* `model` (a JSON object) with `members` (text of members, without braces) added at its end */
+static char* with_members(const char* model, const char* members) {
+  const char* end = strrchr(model, '}');
+  size_t n = (size_t)(end - model), m = strlen(members);
+  char* text = calloc(n + m + 4, 1);
+  if (!text) return NULL;
+  memcpy(text, model, n);
+  snprintf(text + n, m + 4, ", %s}", members);
+  return text;
+}
+
+/* vector_model with `members` added; expects failure at `path` for `reason` */
+static void expect_optimization_failure(const char* members, const char* path, const char* reason) {
+  char* text = with_members(vector_model, members);
+  if (!CHECK(text != NULL)) return;
+  expect_failure(text, "optimization", path, reason);
+  free(text);
+}
+
+static void test_optimization(void) {
+  mb_desc d;
+  mb_error err;
+
+  /* no section: no objective, no design variables; the method defaults to auto */
+  mb_status s = mb_desc_parse_json(vector_model, "none", &d, &err);
+  if (CHECK_MSG(s == MB_OK, err.message))
+    CHECK(d.optimization.objective == -1 && d.optimization.nvar == 0 && d.sensitivity == 0);
+  mb_desc_free(&d);
+
+  /* a whole vector (one variable per element, in order), an element on a log scale with an
+     initial value, a scalar; constraints: one-sided and equality; the defaults */
+  char* text = with_members(
+      vector_model,
+      "\"optimization\": {\"parameters\": {\"u\": {\"lower\": 0, \"upper\": 1, \"initial\": 0.5}, "
+      "\"w[1]\": {\"lower\": 1, \"upper\": 5, \"initial\": 3, \"scale\": \"log\"}, "
+      "\"k\": {\"lower\": -10, \"upper\": 10, \"scale\": \"linear\"}}, \"objective\": \"track\", "
+      "\"constraints\": [{\"functional\": \"track\", \"lower\": 0}, "
+      "{\"functional\": \"track\", \"lower\": 1, \"upper\": 1}]}, \"sensitivity\": \"adjoint\"");
+  s = text ? mb_desc_parse_json(text, "vars", &d, &err) : MB_ERR_MEMORY;
+  if (CHECK_MSG(s == MB_OK, err.message)) {
+    const mb_optim_desc* o = &d.optimization;
+    const int u0 = mb_desc_param_index(&d, "u[0]"), w1 = mb_desc_param_index(&d, "w[1]");
+    CHECK(o->objective == 0 && o->nvar == 22 && d.sensitivity == 2);
+    for (int j = 0; j < 20 && o->nvar == 22; j++)
+      CHECK(o->var[j].param == u0 + j && o->var[j].lower == 0 && o->var[j].upper == 1 &&
+            !o->var[j].log_scale && d.param_value[u0 + j] == 0.5);
+    if (o->nvar == 22) {
+      CHECK(o->var[20].param == w1 && o->var[20].log_scale && o->var[20].lower == 1);
+      CHECK(d.param_value[w1] == 3);
+      CHECK(o->var[21].param == mb_desc_param_index(&d, "k") && !o->var[21].log_scale);
+      CHECK(d.param_value[o->var[21].param] == 4);
+    }
+    CHECK(o->ncon == 2 && o->con[0].functional == 0 && o->con[0].lower == 0 &&
+          isinf(o->con[0].upper) && o->con[0].upper > 0);
+    CHECK(o->ncon == 2 && o->con[1].lower == 1 && o->con[1].upper == 1);
+    CHECK(strcmp(o->algorithm, "lbfgs") == 0 && o->ftol_rel == 1e-10 && o->ftol_abs == 0 &&
+          o->xtol_rel == 1e-8 && o->maxtime == 0 && o->maxeval == 200);
+  }
+  mb_desc_free(&d);
+  free(text);
+
+  /* the settings as given; the loader leaves the algorithm's name to the optimiser */
+  text = with_members(vector_model,
+                      "\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, "
+                      "\"objective\": \"track\", \"algorithm\": \"simplex\", \"ftol_rel\": 0, "
+                      "\"ftol_abs\": 1e-9, \"xtol_rel\": 0, \"maxtime\": 30, \"maxeval\": 1}, "
+                      "\"sensitivity\": \"forward\"");
+  s = text ? mb_desc_parse_json(text, "settings", &d, &err) : MB_ERR_MEMORY;
+  if (CHECK_MSG(s == MB_OK, err.message)) {
+    const mb_optim_desc* o = &d.optimization;
+    CHECK(strcmp(o->algorithm, "simplex") == 0 && o->ftol_rel == 0 && o->ftol_abs == 1e-9 &&
+          o->xtol_rel == 0 && o->maxtime == 30 && o->maxeval == 1 && o->ncon == 0);
+    CHECK(d.sensitivity == 1);
+  }
+  mb_desc_free(&d);
+  free(text);
+
+  /* every rule of the section */
+  static const struct {
+    const char *members, *path, *reason;
+  } bad[] = {
+      {"\"optimization\": []", "optimization", "expected an object, got array"},
+      {"\"optimization\": {\"objective\": \"track\"}", "optimization.parameters", "missing"},
+      {"\"optimization\": {\"parameters\": {}, \"objective\": \"track\"}",
+       "optimization.parameters", "needs at least one parameter"},
+      {"\"optimization\": {\"parameters\": {\"q\": {\"lower\": 0, \"upper\": 1}}, \"objective\": "
+       "\"track\"}",
+       "optimization.parameters.q", "unknown parameter (not in \"parameters\")"},
+      {"\"optimization\": {\"parameters\": {\"u[20]\": {\"lower\": 0, \"upper\": 1}}, "
+       "\"objective\": \"track\"}",
+       "optimization.parameters.u[20]", "unknown parameter"},
+      {"\"optimization\": {\"parameters\": {\"u\": {\"lower\": 0, \"upper\": 1}, \"u[3]\": "
+       "{\"lower\": 0, \"upper\": 1}}, \"objective\": \"track\"}",
+       "optimization.parameters.u[3]", "parameter \"u[3]\" listed twice"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}, \"k\": "
+       "{\"lower\": 0, \"upper\": 6}}, \"objective\": \"track\"}",
+       "optimization.parameters.k", "parameter \"k\" listed twice"},
+      {"\"optimization\": {\"parameters\": {\"k\": []}, \"objective\": \"track\"}",
+       "optimization.parameters.k", "expected an object, got array"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"upper\": 5}}, \"objective\": \"track\"}",
+       "optimization.parameters.k.lower", "missing"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0}}, \"objective\": \"track\"}",
+       "optimization.parameters.k.upper", "missing"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 4, \"upper\": 4}}, \"objective\": "
+       "\"track\"}",
+       "optimization.parameters.k.upper", "must be greater than lower (got 4 <= 4)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": \"$g\", \"upper\": 5}}, "
+       "\"objective\": \"track\"}",
+       "optimization.parameters.k.lower", "expected a number, got string \"$g\""},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5, \"scale\": "
+       "\"exp\"}}, \"objective\": \"track\"}",
+       "optimization.parameters.k.scale", "expected \"linear\" or \"log\", got \"exp\""},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5, \"scale\": "
+       "\"log\"}}, \"objective\": \"track\"}",
+       "optimization.parameters.k.lower", "must be > 0 on a log scale (got 0)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 5, \"upper\": 6}}, \"objective\": "
+       "\"track\"}",
+       "optimization.parameters.k", "initial value 4 of \"k\" is outside [5, 6]"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5, \"initial\": 7}}, "
+       "\"objective\": \"track\"}",
+       "optimization.parameters.k", "initial value 7 of \"k\" is outside [0, 5]"},
+      {"\"optimization\": {\"parameters\": {\"w\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\"}",
+       "optimization.parameters.w", "initial value -3 of \"w[2]\" is outside [0, 5]"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}}",
+       "optimization.objective", "missing"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"nope\"}",
+       "optimization.objective", "unknown functional \"nope\" (not in \"functionals\")"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"constraints\": {}}",
+       "optimization.constraints", "expected an array, got object"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"constraints\": [{\"upper\": 1}]}",
+       "optimization.constraints[0].functional", "missing"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"constraints\": [{\"functional\": \"nope\", \"upper\": 1}]}",
+       "optimization.constraints[0]", "unknown functional \"nope\" (not in \"functionals\")"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"constraints\": [{\"functional\": \"track\", \"upper\": 1}, {\"functional\": "
+       "\"track\"}]}",
+       "optimization.constraints[1]", "needs \"lower\", \"upper\" or both"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"constraints\": [{\"functional\": \"track\", \"lower\": 2, \"upper\": 1}]}",
+       "optimization.constraints[0]", "lower 2 is greater than upper 1"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"algorithm\": 1}",
+       "optimization.algorithm", "expected a string, got number"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"ftol_rel\": -1}",
+       "optimization.ftol_rel", "must be >= 0 (got -1)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"ftol_abs\": -1}",
+       "optimization.ftol_abs", "must be >= 0 (got -1)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"xtol_rel\": -1}",
+       "optimization.xtol_rel", "must be >= 0 (got -1)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"maxtime\": -1}",
+       "optimization.maxtime", "must be >= 0 (got -1)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"maxeval\": 0}",
+       "optimization.maxeval", "must be >= 1 (got 0)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"maxeval\": 2.5}",
+       "optimization.maxeval", "must be an integer (got 2.5)"},
+      {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
+       "\"track\", \"tolerance\": 1}",
+       "optimization.tolerance", "unknown key"},
+      {"\"sensitivity\": \"Forward\"", "sensitivity",
+       "expected \"auto\", \"forward\" or \"adjoint\", got \"Forward\""},
+      {"\"sensitivity\": 1", "sensitivity", "expected a string, got number"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    expect_optimization_failure(bad[i].members, bad[i].path, bad[i].reason);
+
+  /* the mutations reach every number and object of the section */
+  text = with_members(
+      vector_model,
+      "\"optimization\": {\"parameters\": {\"u\": {\"lower\": 0, \"upper\": 1, \"initial\": 0.5}, "
+      "\"k\": {\"lower\": 1, \"upper\": 10, \"scale\": \"log\"}}, \"objective\": \"track\", "
+      "\"constraints\": [{\"functional\": \"track\", \"lower\": 0, \"upper\": 2}], "
+      "\"algorithm\": \"slsqp\", \"ftol_rel\": 1e-12, \"ftol_abs\": 0, \"xtol_rel\": 1e-10, "
+      "\"maxtime\": 60, \"maxeval\": 50}, \"sensitivity\": \"auto\"");
+  if (CHECK(text != NULL)) test_mutations(text, "optimization mutations", 400);
+  free(text);
+}
+
+/* ---------------------------------------------------------------------------------------------
    the complete examples of docs/model-format.md (each fenced block after the line
    "<!-- complete model -->") load, so that the documentation stays true */
 
@@ -1274,6 +1465,85 @@ done:
   cJSON_Delete(add);
 }
 
+/* a copy of the fenced JSON block after `marker` in text (NULL, with a failed check, if none) */
+static char* fenced_json(const char* text, const char* marker) {
+  const char *open = strstr(text, marker), *close;
+  if (!CHECK_MSG(open != NULL, marker) || !CHECK((open = strstr(open, "```json\n")) != NULL))
+    return NULL;
+  open += 8;
+  if (!CHECK((close = strstr(open, "\n```")) != NULL)) return NULL;
+  char* json = calloc((size_t)(close - open) + 1, 1);
+  if (CHECK(json != NULL)) memcpy(json, open, (size_t)(close - open));
+  return json;
+}
+
+/* the blocks after "<!-- five-bar optimization -->" (added to the five-bar example) and
+   "<!-- five-bar optimization with constraint -->" (added to the five-bar example with the
+   five-bar addition): their members become top-level members of the model */
+static void check_fivebar_optimization(const char* fivebar, const char* addition, const char* opt,
+                                       const char* opt_con) {
+  const char* blocks[2] = {opt, opt_con};
+  for (int b = 0; b < 2; b++) {
+    cJSON *base = cJSON_Parse(fivebar), *add = addition ? cJSON_Parse(addition) : NULL;
+    cJSON* top = blocks[b] ? cJSON_Parse(blocks[b]) : NULL;
+    char* text = NULL;
+    mb_desc d;
+    mb_error err;
+    memset(&d, 0, sizeof d);
+    if (!CHECK_MSG(base && top && (b == 0 || add), "five-bar optimization parses")) goto next;
+    if (b == 1)
+      for (const cJSON* e = add->child; e; e = e->next) {
+        cJSON* to = cJSON_GetObjectItemCaseSensitive(base, e->string);
+        if (!CHECK_MSG(to != NULL && to->type == e->type, e->string)) goto next;
+        for (const cJSON* x = e->child; x; x = x->next) {
+          if (cJSON_IsObject(to))
+            cJSON_AddItemToObject(to, x->string, cJSON_Duplicate(x, 1));
+          else
+            cJSON_AddItemToArray(to, cJSON_Duplicate(x, 1));
+        }
+      }
+    for (const cJSON* e = top->child; e; e = e->next) {
+      if (!CHECK_MSG(cJSON_GetObjectItemCaseSensitive(base, e->string) == NULL, e->string))
+        goto next;
+      cJSON_AddItemToObject(base, e->string, cJSON_Duplicate(e, 1));
+    }
+    text = cJSON_PrintUnformatted(base);
+    mb_status s = mb_desc_parse_json(text, "docs/model-format.md five-bar optimization", &d, &err);
+    if (!CHECK_MSG(s == MB_OK, err.message)) goto next;
+    const mb_optim_desc* o = &d.optimization;
+    if (b == 0) {
+      /* problems/fivebar_springs.json: the two spring lengths, forward sensitivity */
+      CHECK(o->nvar == 2 && o->var[0].param == mb_desc_param_index(&d, "Ls1") &&
+            o->var[1].param == mb_desc_param_index(&d, "Ls2"));
+      CHECK(o->nvar == 2 && o->var[0].lower == 1 && o->var[1].upper == 4 && !o->var[1].log_scale);
+      CHECK(o->objective == 0 && o->ncon == 0 && strcmp(o->algorithm, "lbfgs") == 0);
+      CHECK(o->ftol_rel == 1e-14 && o->ftol_abs == 1e-16 && o->xtol_rel == 1e-12 &&
+            o->maxtime == 0 && o->maxeval == 60);
+      CHECK(d.sensitivity == 1);
+    } else {
+      /* u[0]..u[19] and m_A1 on a log scale; psi2 <= 10; mma; the other settings default */
+      const int u0 = mb_desc_param_index(&d, "u[0]");
+      CHECK(o->nvar == 21 && u0 == 5);
+      for (int j = 0; j < 20 && o->nvar == 21; j++)
+        CHECK(o->var[j].param == u0 + j && o->var[j].lower == -20 && o->var[j].upper == 20 &&
+              !o->var[j].log_scale);
+      CHECK(o->nvar == 21 && o->var[20].param == mb_desc_param_index(&d, "m_A1") &&
+            o->var[20].log_scale && o->var[20].lower == 0.5 && o->var[20].upper == 2);
+      CHECK(o->objective == 0 && o->ncon == 1 && o->con[0].functional == 1 &&
+            o->con[0].upper == 10 && isinf(o->con[0].lower) && o->con[0].lower < 0);
+      CHECK(strcmp(o->algorithm, "mma") == 0 && o->maxeval == 100 && o->ftol_rel == 1e-10 &&
+            o->ftol_abs == 0 && o->xtol_rel == 1e-8 && o->maxtime == 0);
+      CHECK(d.sensitivity == 0);
+    }
+  next:
+    mb_desc_free(&d);
+    free(text);
+    cJSON_Delete(base);
+    cJSON_Delete(add);
+    cJSON_Delete(top);
+  }
+}
+
 /* the block after "<!-- controller example -->": a pendulum held by a PID torque */
 static void check_controller_example(const char* text) {
   const char* open = strstr(text, "<!-- controller example -->");
@@ -1306,6 +1576,7 @@ static void test_doc_examples(void) {
   FILE* file = fopen("docs/model-format.md", "rb");
   char* text = NULL;
   char* addition = NULL;
+  char *opt = NULL, *opt_con = NULL;
   long size;
   int nexample = 0;
   if (!CHECK_MSG(file != NULL, "docs/model-format.md (run from the repository root)")) return;
@@ -1315,6 +1586,9 @@ static void test_doc_examples(void) {
   text = calloc((size_t)size + 1, 1);
   if (text && fread(text, 1, (size_t)size, file) == (size_t)size) {
     check_controller_example(text);
+    /* copied before the loop below cuts the text at the end of each block */
+    opt = fenced_json(text, "<!-- five-bar optimization -->");
+    opt_con = fenced_json(text, "<!-- five-bar optimization with constraint -->");
     /* the five-bar addition comes before the complete models */
     char* at = strstr(text, "<!-- five-bar addition -->");
     if (CHECK(at != NULL) && CHECK((addition = strstr(at, "```json\n")) != NULL)) {
@@ -1354,6 +1628,7 @@ static void test_doc_examples(void) {
         CHECK(d.nfunctional == 3 && strcmp(d.functional[1].term[0].output, "v2.x") == 0 &&
               !d.functional[1].term[0].has_reference);
         if (addition) check_fivebar_addition(open, addition);
+        check_fivebar_optimization(open, addition, opt, opt_con);
       }
       mb_desc_free(&d);
       nexample++;
@@ -1361,6 +1636,8 @@ static void test_doc_examples(void) {
     }
   }
   CHECK(nexample >= 2);
+  free(opt);
+  free(opt_con);
   free(text);
   fclose(file);
 }
@@ -1431,6 +1708,7 @@ int main(void) {
   test_mutations(controller_model, "controllers", 300);
   test_mutations(controller_spatial_model, "controllers spatial", 100);
   test_vector_misc();
+  test_optimization();
   test_doc_examples();
   test_misc();
   printf("%d passed, %d failed\n", npass, nfail);
