@@ -12,7 +12,7 @@ algorithms=lbfgs,slsqp,mma
 # output columns plotted before/after, per problem
 declare -A plot_columns=(
   [pendulum_pid]="ex ey z2 ux uy"
-  [slider_crank_codesign]="omega u"
+  [slider_crank_codesign]="omega tau s"
   [governor_design]="omega_z h"
 )
 
