@@ -265,8 +265,8 @@ typedef struct compiler {
   int ex[3]; /* constant lvecs of the global unit vectors */
   /* element bookkeeping before the model exists */
   int nelem, elem_cap;
-  /* vector elements that a body's extra-element constraints fix in its frame: that body (-1:
-     none) and the element's local value there */
+  /* vector elements fixed in a body's frame (its base vectors and the vectors its extra-element
+     constraints tie to them): the first such body (-1: none) and the local value there */
   int* fixed_by;
   double* fixed_local;
   int* elem_kind;
@@ -894,6 +894,13 @@ static mb_status rigid_constraints(compiler* c, int b) {
       double dvalue = mbu_dot3(bb->vec[i].dv, bb->vec[j].v) + mbu_dot3(bb->vec[i].v, bb->vec[j].dv);
       add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, dvalue, -1, label);
     }
+  /* the base vectors are now fixed in this body's frame */
+  for (int k = 0; k < bb->nvec; k++) {
+    const int e = bb->vec[k].e;
+    if (bb->vec[k].kind != BASE_VECTOR || c->fixed_by[e] >= 0) continue;
+    c->fixed_by[e] = b;
+    memcpy(c->fixed_local + 3 * e, bb->vec[k].v, sizeof bb->vec[k].v);
+  }
   return MB_OK;
 }
 

@@ -69,7 +69,9 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   const int states = m->nctrl * m->dim;
   printf("model        %s (%s, %d bodies, %d coordinates, %d constraints", name,
          m->dim == 2 ? "planar" : "spatial", m->nbody, m->nq, m->ncon);
-  if (m->nctrl) printf(", %d controllers with %d state coordinates", m->nctrl, states);
+  if (m->nctrl)
+    printf(", %d controller%s with %d state coordinates", m->nctrl, m->nctrl > 1 ? "s" : "",
+           states);
   printf(", %d DOF)\n", m->nq - m->ncon - states);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g\n", o->beta, o->gamma,
          o->step, o->penalty);

@@ -7,13 +7,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/control
-algorithms=lbfgs,slsqp,mma
+# algorithms compared, per problem (constrained problems need algorithms that take constraints)
+declare -A algorithms=(
+  [pendulum_pid]=lbfgs,slsqp,mma
+  [slider_crank_codesign]=lbfgs,slsqp,mma
+  [governor_design]=slsqp,mma,ccsaq
+)
 
 # output columns plotted before/after, per problem
 declare -A plot_columns=(
   [pendulum_pid]="ex ey z2 ux uy"
   [slider_crank_codesign]="omega tau s"
-  [governor_design]="omega_z h"
+  [governor_design]="omega h tau"
 )
 
 # plot.svg: one panel per column, before and after against t
@@ -47,7 +52,7 @@ for name in "${names[@]}"; do
   spec=problems/control/$name.json
   dir=$out/$name
   mkdir -p "$dir"
-  build/mbopt compare "$spec" --algorithms "$algorithms" --out "$dir" --quiet | tee "$dir/table.txt"
+  build/mbopt compare "$spec" --algorithms "${algorithms[$name]:-lbfgs,slsqp,mma}" --out "$dir" --quiet | tee "$dir/table.txt"
   build/mbopt simulate "$spec" --csv "$dir/before.csv" --output-interval 0.01 --quiet \
     >"$dir/before.txt"
   build/mbopt simulate "$spec" --parameters "$dir/comparison.json" --csv "$dir/after.csv" \

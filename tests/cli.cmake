@@ -92,3 +92,9 @@ mbopt_cli_test(simulate_parameters_comparison 0 "status +completed" 0
   simulate problems/fivebar_springs.json --parameters results/optimization/fivebar_springs/comparison.json)
 mbopt_cli_test(simulate_parameters_not_summary 3 "is neither an optimisation's summary.json" 1
   simulate problems/fivebar_springs.json --parameters problems/fivebar.json)
+
+# bodies whose joints fix the same vectors twice (an XY table, a collar on a spinning pillar):
+# the implied rigidity constraints are not repeated, so the assembly sees no redundancy
+mbopt_cli_test(simulate_xy_table 0 "5 DOF" 0 simulate problems/control/pendulum_pid.json --t-end 0.01)
+mbopt_cli_test(simulate_collar_on_pillar 0 "2 DOF.*status +completed" 0
+  simulate tests/models/ok/collar_on_pillar.json)
