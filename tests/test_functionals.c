@@ -32,19 +32,20 @@ static const char* models[] = {"tests/models/ok/features_planar.json",
                                "tests/models/ok/controller_planar.json",
                                "problems/control/pendulum_pid.json"};
 
-#define NSTATE 2   /* random states per model */
-#define LIMIT 1e-6 /* relative error allowed against central differences */
-#define NTYPE 13   /* sensor types */
-#define NSTEP 2    /* difference steps; the closer result counts for each entry */
+#define NSTATE 2                            /* random states per model */
+#define LIMIT 1e-6                          /* relative error allowed against central differences */
+#define NTYPE (MB_SENSOR_CONTROL_ERROR + 1) /* sensor types */
+#define NSTEP 2 /* difference steps; the closer result counts for each entry */
 
 /* central difference steps relative to the variable (at least 1): rounding limits the first on
    large values (squared energies), the curvature of smooth_abs the second */
 static const double step_rel[NSTEP] = {1e-6, 1e-5};
 
-static const char* const type_name[NTYPE] = {
+static const char* const type_name[] = {
     "position",       "velocity",       "acceleration",  "angular velocity", "angles",
     "joint",          "joint rate",     "spring length", "spring force",     "kinetic energy",
-    "gravity energy", "elastic energy", "total energy"};
+    "gravity energy", "elastic energy", "total energy",  "control",          "control error"};
+_Static_assert(sizeof type_name / sizeof *type_name == NTYPE, "a name for every sensor type");
 
 /* random q near the approximate initial pose, random qd, qdd and t */
 static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
