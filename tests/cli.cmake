@@ -98,3 +98,11 @@ mbopt_cli_test(simulate_parameters_not_summary 3 "is neither an optimisation's s
 mbopt_cli_test(simulate_xy_table 0 "5 DOF" 0 simulate problems/control/pendulum_pid.json --t-end 0.01)
 mbopt_cli_test(simulate_collar_on_pillar 0 "2 DOF.*status +completed" 0
   simulate tests/models/ok/collar_on_pillar.json)
+
+# gradients of the control problems against finite differences (1e-4 relative; shortened runs)
+mbopt_cli_test(check_pendulum_pid 0 "passed" 0
+  check problems/control/pendulum_pid.json --method forward --t-end 1 --tolerance 1e-4)
+mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0
+  check problems/control/slider_crank_codesign.json --method adjoint --t-end 0.5 --tolerance 1e-4)
+mbopt_cli_test(check_governor_design 0 "passed" 0
+  check problems/control/governor_design.json --method adjoint --t-end 0.2 --tolerance 1e-4)
