@@ -122,29 +122,44 @@ static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, do
                       m->opt.max_assembly);
 }
 
-/* The constraints must be independent at the assembled configuration. */
+/* The constraints must be independent at the assembled configuration. When they are not, the
+   message names the constraints of one dependent combination (a left null vector of Phi_q). */
 static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
   if (nc == 0) return MB_OK;
   mb_constraints(m, d);
   memcpy(J, d->phiq, sizeof(double) * (size_t)nc * nq);
-  int nsv = nc < nq ? nc : nq;
-  double* s = malloc(sizeof(double) * (nsv + 1) * 2);
+  const int nsv = nc < nq ? nc : nq;
+  double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + nsv));
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
-  double* superb = s + nsv + 1;
+  double *U = s + nsv + 1, *superb = U + (size_t)nc * nc;
   lapack_int info =
-      LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', nc, nq, J, nq, s, NULL, 1, NULL, 1, superb);
+      LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'N', nc, nq, J, nq, s, U, nc, NULL, 1, superb);
   int rank = 0;
   for (int i = 0; i < nsv; i++)
     if (s[i] > 1e-9 * s[0]) rank++;
+  mb_status st = MB_OK;
+  if (info != 0) {
+    st = mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");
+  } else if (rank < nc) {
+    /* column `rank` of U is orthogonal to the range of Phi_q: its large entries are the
+       constraints that depend on each other */
+    double big = 0;
+    for (int i = 0; i < nc; i++) big = fmax(big, fabs(U[(size_t)i * nc + rank]));
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < nc && used < sizeof list - 80; i++)
+      if (fabs(U[(size_t)i * nc + rank]) > 0.1 * big)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "",
+                                 m->con_label + MB_LABEL_LEN * i);
+    st = mb_error_set(err, MB_ERR_SINGULAR,
+                      "initial configuration is singular: %d constraints have rank %d (the "
+                      "mechanism is at a singular position or has redundant joints; dependent: "
+                      "%s)",
+                      nc, rank, list);
+  }
   free(s);
-  if (info != 0) return mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");
-  if (nc > nq || rank < nc)
-    return mb_error_set(err, MB_ERR_SINGULAR,
-                        "initial configuration is singular: %d constraints have rank %d (the "
-                        "mechanism is at a singular position or has redundant joints)",
-                        nc, rank);
-  return MB_OK;
+  return st;
 }
 
 static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, double* x, double* b,

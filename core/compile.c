@@ -566,14 +566,18 @@ static mb_status choose_base(compiler* c, int b) {
   const double min_independence = 0.25;
   double value[3];
 
-  /* origin: the first point the joints give, else a private point at the centre of mass */
+  /* origin: the first point the joints give, a ground point first (a body welded to the ground
+     then has a constant base and no rigidity constraints to repeat), else a private point at
+     the centre of mass */
   bb->origin = -1;
-  for (int i = 0; i < bb->natt && bb->origin < 0; i++)
-    if (c->elem_kind[bb->att[i].elem] == MB_ELEM_POINT) {
-      bb->origin = bb->att[i].elem;
-      memcpy(bb->p0, bb->att[i].local, sizeof bb->p0);
-      memcpy(bb->dp0, bb->att[i].dlocal, sizeof bb->dp0);
-    }
+  for (int pass = 0; pass < 2 && bb->origin < 0; pass++)
+    for (int i = 0; i < bb->natt && bb->origin < 0; i++)
+      if (c->elem_kind[bb->att[i].elem] == MB_ELEM_POINT &&
+          c->elem_fixed[bb->att[i].elem] == (pass == 0)) {
+        bb->origin = bb->att[i].elem;
+        memcpy(bb->p0, bb->att[i].local, sizeof bb->p0);
+        memcpy(bb->dp0, bb->att[i].dlocal, sizeof bb->dp0);
+      }
   if (bb->origin < 0) {
     double com[3] = {bd->com[0].value, bd->com[1].value, bd->com[2].value};
     double dcom[3] = {dval(c, bd->com[0]), dval(c, bd->com[1]), dval(c, bd->com[2])};
@@ -586,15 +590,17 @@ static mb_status choose_base(compiler* c, int b) {
     if (st != MB_OK) return st;
   }
 
-  /* vectors: joint axes first, then differences to other joint points, greedily independent */
+  /* vectors: joint axes first (ground ones before the others), then differences to other joint
+     points, greedily independent */
   double ortho[3][3];
   int northo = 0;
   bb->nvec = 0;
-  for (int pass = 0; pass < 2 && bb->nvec < need; pass++)
+  for (int pass = 0; pass < 3 && bb->nvec < need; pass++)
     for (int i = 0; i < bb->natt && bb->nvec < need; i++) {
       const attach* a = &bb->att[i];
       int is_point = c->elem_kind[a->elem] == MB_ELEM_POINT;
-      if (a->elem == bb->origin || is_point != (pass == 1)) continue;
+      if (a->elem == bb->origin || is_point != (pass == 2)) continue;
+      if (pass < 2 && c->elem_fixed[a->elem] != (pass == 0)) continue;
       base_vec v = {is_point ? BASE_DIFF : BASE_VECTOR, a->elem, bb->origin, {0, 0, 0}, {0, 0, 0}};
       for (int k = 0; k < 3; k++) {
         v.v[k] = a->local[k] - (is_point ? bb->p0[k] : 0);

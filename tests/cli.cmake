@@ -106,3 +106,5 @@ mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0
   check problems/control/slider_crank_codesign.json --method adjoint --t-end 0.5 --tolerance 1e-4)
 mbopt_cli_test(check_governor_design 0 "passed" 0
   check problems/control/governor_design.json --method adjoint --t-end 0.2 --tolerance 1e-4)
+mbopt_cli_test(simulate_welded_chassis 0 "1 DOF.*status +completed" 0
+  simulate tests/models/ok/welded_chassis_rack.json)
