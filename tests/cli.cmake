@@ -108,3 +108,5 @@ mbopt_cli_test(check_governor_design 0 "passed" 0
   check problems/control/governor_design.json --method adjoint --t-end 0.2 --tolerance 1e-4)
 mbopt_cli_test(simulate_welded_chassis 0 "1 DOF.*status +completed" 0
   simulate tests/models/ok/welded_chassis_rack.json)
+mbopt_cli_test(simulate_buggy 0 "14 DOF.*status +completed" 0
+  simulate problems/vehicle/buggy.json --t-end 0.01)
