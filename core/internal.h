@@ -92,6 +92,14 @@ double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tens
 /* Power of the non-conservative forces (dampers, actuators, external loads, controllers), W. */
 double mb_nonconservative_power(const mb_model* m, mb_data* d);
 
+/* Vertical tyre force Fz, N, of tyre element i on its wheel centre at p with velocity v, and its
+   partials: dp and dv with respect to p and v (3 each), dkcr with respect to the stiffness, the
+   damping and the radius. Any output but Fz may be NULL. */
+typedef struct mb_tyre_force {
+  double Fz, dp[3], dv[3], dkcr[3];
+} mb_tyre_force;
+void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb_tyre_force* out);
+
 /* Q += the generalised force of a global torque tau (planar: tau[2] about z) on a body, and
    K += -dQ/dq when want_jac. */
 void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac);
