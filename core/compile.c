@@ -68,6 +68,7 @@ typedef struct caps {
   X(double, force_f0, c.nforce) \
   X(int, force_func, 3 * c.nforce) \
   X(double, force_road, 3 * c.nforce) \
+  X(double, force_slip, 3 * c.nforce) \
   X(int, func_type, c.nfunc) \
   X(int, func_adr, c.nfunc) \
   X(int, func_num, c.nfunc) \
@@ -1501,7 +1502,11 @@ static mb_status build_model(compiler* c) {
       m->force_lvec[2 * i] = m->marker_point[mk];
       m->force_lvec[2 * i + 1] = m->marker_axis[mk];
       force_scalars(c, i, f->stiffness, f->damping, f->radius, (mb_real){0, -1});
-      for (int k = 0; k < 3; k++) m->force_road[3 * i + k] = f->road[k];
+      for (int k = 0; k < 3; k++) {
+        m->force_road[3 * i + k] = f->road[k];
+        m->force_slip[3 * i + k] = f->slip[k].value,
+                              dm->force_slip[3 * i + k] = dval(c, f->slip[k]);
+      }
       continue;
     }
     if (f->type == MB_FORCE_POINT)

@@ -175,6 +175,7 @@ void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
       }
       case MB_FORCE_TYRE:
         tyre_force(m, d, i, want_jac);
+        if (mb_tyre_has_slip(m, i)) mb_tyre_slip(m, d, i, want_jac);
         break;
     }
   }
@@ -229,6 +230,7 @@ double mb_nonconservative_power(const mb_model* m, mb_data* d) {
         mb_lvec_rate(m, m->force_lvec[2 * i], d->qd, v);
         mb_tyre_eval(m, i, p, v, &t);
         power += t.Fz * v[2];
+        if (mb_tyre_has_slip(m, i)) power += mb_tyre_slip_power(m, d, i);
         break;
       }
     }

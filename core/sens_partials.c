@@ -329,6 +329,7 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
         break;
       case MB_FORCE_TYRE:
         tyre_param(m, dm, d, i, dQ);
+        if (mb_tyre_has_slip(m, i)) mbd_tyre_slip_param(m, dm, d, i, dQ);
         break;
     }
   }

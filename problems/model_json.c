@@ -1260,6 +1260,15 @@ static mb_status read_tyre(json_ctx* c, const cJSON* e, const char* path, mb_for
   TRY(member_bounded(c, e, path, "radius", 1, 1, &f->radius));
   TRY(member_bounded(c, e, path, "stiffness", 1, 1, &f->stiffness));
   TRY(member_bounded(c, e, path, "damping", 0, 0, &f->damping));
+  const cJSON* slip = get(e, "slip");
+  if (slip) {
+    static const char* const slip_keys[] = {"longitudinal", "lateral", "friction", NULL};
+    path_key(sub, path, "slip");
+    TRY(expect_object(c, slip, sub));
+    TRY(check_keys(c, slip, sub, slip_keys));
+    for (int k = 0; k < 3; k++)
+      TRY(member_bounded(c, slip, sub, slip_keys[k], 1, k == 2, &f->slip[k]));
+  }
   const cJSON* road = get(e, "road");
   if (!road) return MB_OK;
   path_key(sub, path, "road");
@@ -1287,8 +1296,8 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
                                             "natural_length", "force",     NULL};
   static const char* const point_keys[] = {"name", "type", "marker", "value", NULL};
   static const char* const torque_keys[] = {"name", "type", "body", "value", NULL};
-  static const char* const tyre_keys[] = {"name",      "type",    "wheel", "radius",
-                                          "stiffness", "damping", "road",  NULL};
+  static const char* const tyre_keys[] = {"name",    "type", "wheel", "radius", "stiffness",
+                                          "damping", "road", "slip",  NULL};
   char path[PATH_LEN], sub[PATH_LEN];
   mb_desc* d = c->d;
   const cJSON* list;
@@ -1303,6 +1312,7 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
     const char* type;
     path_index(path, "forces", i);
     f->body[0] = f->body[1] = f->marker[0] = f->marker[1] = -1;
+    f->radius = f->slip[0] = f->slip[1] = f->slip[2] = (mb_real){0, -1};
     TRY(expect_object(c, e, path));
 
     /* the type decides the keys */

@@ -183,6 +183,9 @@ static const struct {
     {"tyre_step_width_zero.json", MB_ERR_MODEL, "forces[0].road.step.width", "must be > 0 (got 0)"},
     {"tyre_step_height_missing.json", MB_ERR_MODEL, "forces[0].road.step.height", "missing"},
     {"tyre_road_unknown_key.json", MB_ERR_MODEL, "forces[0].road.bump", "unknown key"},
+    {"tyre_slip_friction_zero.json", MB_ERR_MODEL, "forces[0].slip.friction",
+     "must be > 0 (got 0)"},
+    {"tyre_slip_lateral_missing.json", MB_ERR_MODEL, "forces[0].slip.lateral", "missing"},
     {"tyre_unknown_key.json", MB_ERR_MODEL, "forces[0].friction", "unknown key"},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))

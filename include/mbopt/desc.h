@@ -101,8 +101,9 @@ typedef struct mb_force_desc {
   int marker[2];
   mb_real stiffness, damping, natural_length, force;
   mb_func_desc func[3];
-  mb_real radius; /* tyre: unloaded radius, m (stiffness and damping are radial) */
-  double road[3]; /* tyre: road step x0, height, width, m (width 0: flat road at height 0) */
+  mb_real radius;  /* tyre: unloaded radius, m (stiffness and damping are radial) */
+  double road[3];  /* tyre: road step x0, height, width, m (width 0: flat road at height 0) */
+  mb_real slip[3]; /* tyre: longitudinal and lateral slip stiffness, N s/m, friction (0: none) */
 } mb_force_desc;
 
 /* A joint coordinate prescribed as a function of time (rheonomic constraint). */

@@ -108,6 +108,7 @@ typedef struct mb_model {
   double* force_f0;   /* (nforce) constant actuator force, N */
   int* force_func;    /* (nforce x 3) time functions of force or torque components, -1: zero */
   double* force_road; /* (nforce x 3) tyre road step x0, height, width; width 0: flat road */
+  double* force_slip; /* (nforce x 3) tyre slip stiffness C_x, C_y, N s/m, friction mu (0: none) */
 
   /* time functions */
   int* func_type; /* (nfunc) mb_func_type */
