@@ -67,6 +67,8 @@ typedef struct caps {
   X(double, force_l0, c.nforce) \
   X(double, force_f0, c.nforce) \
   X(int, force_func, 3 * c.nforce) \
+  X(double, force_road, 3 * c.nforce) \
+  X(double, force_slip, 3 * c.nforce) \
   X(int, func_type, c.nfunc) \
   X(int, func_adr, c.nfunc) \
   X(int, func_num, c.nfunc) \
@@ -279,6 +281,15 @@ typedef struct compiler {
 /* Derivative of a description scalar with respect to the seed parameter. */
 static double dval(const compiler* c, mb_real r) {
   return c->seed >= 0 && r.param == c->seed ? 1.0 : 0.0;
+}
+
+/* stiffness, damping, length (natural length, tyre radius) and force of force element i */
+static void force_scalars(compiler* c, int i, mb_real k, mb_real damp, mb_real l0, mb_real f0) {
+  mb_model *m = c->m, *dm = c->dm;
+  m->force_k[i] = k.value, dm->force_k[i] = dval(c, k);
+  m->force_c[i] = damp.value, dm->force_c[i] = dval(c, damp);
+  m->force_l0[i] = l0.value, dm->force_l0[i] = dval(c, l0);
+  m->force_f0[i] = f0.value, dm->force_f0[i] = dval(c, f0);
 }
 
 static int marker_index(const compiler* c, int body, int marker) {
@@ -886,8 +897,8 @@ static mb_status rigid_constraints(compiler* c, int b) {
       const int a = bb->vec[i].kind == BASE_VECTOR ? c->fixed_by[bb->vec[i].e] : -1;
       const int a2 = bb->vec[j].kind == BASE_VECTOR ? c->fixed_by[bb->vec[j].e] : -1;
       if (a >= 0 && a == a2) {
-        const double implied = mbu_dot3(c->fixed_local + 3 * bb->vec[i].e,
-                                        c->fixed_local + 3 * bb->vec[j].e);
+        const double implied =
+            mbu_dot3(c->fixed_local + 3 * bb->vec[i].e, c->fixed_local + 3 * bb->vec[j].e);
         if (fabs(implied - value) > 1e-9 * (1 + fabs(value)))
           return mb_error_set(c->err, MB_ERR_MODEL,
                               "bodies[%d] (%s): inconsistent joints: markers shared with body "
@@ -1243,8 +1254,8 @@ static mb_status controller_setup(compiler* c) {
     m->ctrl_body[i] = cd->actuator == MB_ACTUATOR_TORQUE ? cd->body : -1;
     double dir[3] = {cd->direction[0], cd->direction[1], cd->direction[2]};
     if (!normalize3(dir))
-      return mb_error_set(c->err, MB_ERR_MODEL, "controllers[%d] (%s): zero actuator direction",
-                          i, cd->name);
+      return mb_error_set(c->err, MB_ERR_MODEL, "controllers[%d] (%s): zero actuator direction", i,
+                          cd->name);
     memcpy(m->ctrl_dir + 3 * i, dir, sizeof dir);
 
     /* error terms: output columns; the derivative needs point positions, whose rate is J qd */
@@ -1489,14 +1500,19 @@ static mb_status build_model(compiler* c) {
     if (f->type == MB_FORCE_SPRING) {
       m->force_lvec[2 * i] = m->marker_point[marker_index(c, f->body[0], f->marker[0])];
       m->force_lvec[2 * i + 1] = m->marker_point[marker_index(c, f->body[1], f->marker[1])];
-      m->force_k[i] = f->stiffness.value;
-      m->force_c[i] = f->damping.value;
-      m->force_l0[i] = f->natural_length.value;
-      m->force_f0[i] = f->force.value;
-      dm->force_k[i] = dval(c, f->stiffness);
-      dm->force_c[i] = dval(c, f->damping);
-      dm->force_l0[i] = dval(c, f->natural_length);
-      dm->force_f0[i] = dval(c, f->force);
+      force_scalars(c, i, f->stiffness, f->damping, f->natural_length, f->force);
+      continue;
+    }
+    if (f->type == MB_FORCE_TYRE) {
+      int mk = marker_index(c, f->body[0], f->marker[0]);
+      m->force_lvec[2 * i] = m->marker_point[mk];
+      m->force_lvec[2 * i + 1] = m->marker_axis[mk];
+      force_scalars(c, i, f->stiffness, f->damping, f->radius, (mb_real){0, -1});
+      for (int k = 0; k < 3; k++) {
+        m->force_road[3 * i + k] = f->road[k];
+        m->force_slip[3 * i + k] = f->slip[k].value,
+                              dm->force_slip[3 * i + k] = dval(c, f->slip[k]);
+      }
       continue;
     }
     if (f->type == MB_FORCE_POINT)

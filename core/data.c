@@ -9,13 +9,32 @@ mb_data* mb_data_create(const mb_model* m) {
   const size_t nq = m->nq, nc = m->ncon, nn = nq * nq;
   mb_data* d = calloc(1, sizeof *d);
   if (!d) return NULL;
-  double** fields[] = {&d->q,        &d->qd,      &d->qdd,      &d->force,    &d->qhat_v,
-                       &d->qhat_a,   &d->qd_star, &d->qdd_star, &d->ctrl_work, &d->lambda,
-                       &d->sigma,    &d->kappa,   &d->phi,      &d->phit,     &d->phidd_rhs,
-                       &d->phiq,     &d->stiff,   &d->damp,     &d->tangent,  &d->proj,
-                       &d->out,      &d->unwrap,  &d->work};
-  const size_t counts[] = {nq, nq, nq, nq, nq, nq, nq, nq, 8 * nq, nc, nc, nc, nc, nc, nc,
-                           nc * nq, nn, nn, nn, nn, (size_t)m->nout, 3 * (size_t)m->nsensor,
+  double** fields[] = {&d->q,       &d->qd,       &d->qdd,       &d->force,  &d->qhat_v, &d->qhat_a,
+                       &d->qd_star, &d->qdd_star, &d->ctrl_work, &d->lambda, &d->sigma,  &d->kappa,
+                       &d->phi,     &d->phit,     &d->phidd_rhs, &d->phiq,   &d->stiff,  &d->damp,
+                       &d->tangent, &d->proj,     &d->out,       &d->unwrap, &d->work};
+  const size_t counts[] = {nq,
+                           nq,
+                           nq,
+                           nq,
+                           nq,
+                           nq,
+                           nq,
+                           nq,
+                           8 * nq,
+                           nc,
+                           nc,
+                           nc,
+                           nc,
+                           nc,
+                           nc,
+                           nc * nq,
+                           nn,
+                           nn,
+                           nn,
+                           nn,
+                           (size_t)m->nout,
+                           3 * (size_t)m->nsensor,
                            4 * nq + 2 * nc + nn};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];

@@ -35,6 +35,8 @@ void mb_desc_visit(mb_desc* d, visit_fn visit, void* user) {
     visit_reals(&f->damping, 1, 0, visit, user);
     visit_reals(&f->natural_length, 1, 0, visit, user);
     visit_reals(&f->force, 1, 0, visit, user);
+    visit_reals(&f->radius, 1, 0, visit, user);
+    visit_reals(f->slip, 3, 0, visit, user);
     for (int k = 0; k < 3; k++) visit_func(&f->func[k], visit, user);
   }
   for (int i = 0; i < d->ndriver; i++) visit_func(&d->driver[i].func, visit, user);

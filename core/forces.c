@@ -62,6 +62,53 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   if (c != 0) add_difference_form(m, a, b, 1, D, d->damp);
 }
 
+/* Tyre-road contact. The road height is h(x) = H (1 + tanh((x - x0)/w)) / 2 (flat at 0 for
+   w = 0), its normal the global z. The penetration of the wheel of radius R with centre p is
+   delta = R - (p_z - h(p_x)), its rate delta' = -(v_z - h'(p_x) v_x). The vertical force
+
+     Fz = k e softplus(delta/e) + c delta' sigmoid(delta/e),  e = MB_TYRE_SMOOTH,
+
+   is smooth in all arguments, vanishes out of contact and tends to k delta + c delta' in it. It
+   acts at the contact point below the centre; being vertical, it exerts no moment about it. */
+#define MB_TYRE_SMOOTH 1e-4
+
+void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb_tyre_force* o) {
+  const double* road = m->force_road + 3 * i;
+  const double k = m->force_k[i], c = m->force_c[i], e = MB_TYRE_SMOOTH;
+  double h = 0, h1 = 0, h2 = 0;
+  if (road[2] > 0) {
+    double th = tanh((p[0] - road[0]) / road[2]), se2 = 1 - th * th;
+    h = road[1] * (1 + th) / 2;
+    h1 = road[1] * se2 / (2 * road[2]);
+    h2 = -road[1] * th * se2 / (road[2] * road[2]);
+  }
+  const double delta = m->force_l0[i] - p[2] + h, rate = -v[2] + h1 * v[0], u = delta / e;
+  const double sp = u > 0 ? u + log1p(exp(-u)) : log1p(exp(u));
+  const double sg = u > 0 ? 1 / (1 + exp(-u)) : exp(u) / (1 + exp(u));
+  const double fd = k * sg + c * rate * sg * (1 - sg) / e, fr = c * sg;
+  o->Fz = k * e * sp + c * rate * sg;
+  o->dp[0] = fd * h1 + fr * h2 * v[0], o->dp[1] = 0, o->dp[2] = -fd;
+  o->dv[0] = fr * h1, o->dv[1] = 0, o->dv[2] = -fr;
+  o->dkcr[0] = e * sp, o->dkcr[1] = rate * sg, o->dkcr[2] = fd;
+}
+
+static void tyre_force(const mb_model* m, mb_data* d, int i, int want_jac) {
+  const int a = m->force_lvec[2 * i];
+  double p[3], v[3];
+  mb_tyre_force t;
+  mb_lvec_eval(m, a, d->q, p);
+  mb_lvec_rate(m, a, d->qd, v);
+  mb_tyre_eval(m, i, p, v, &t);
+  const double F[3] = {0, 0, t.Fz};
+  mb_lvec_add_jtw(m, a, 1, F, d->force);
+  if (!want_jac) return;
+  /* Q = J^T e_z Fz: K = -J^T e_z (dFz/dp)^T J, C = -J^T e_z (dFz/dv)^T J */
+  double G[9] = {0}, D[9] = {0};
+  for (int j = 0; j < 3; j++) G[6 + j] = t.dp[j], D[6 + j] = t.dv[j];
+  mb_lvec_add_jtgj(m, a, a, -1, G, d->stiff);
+  mb_lvec_add_jtgj(m, a, a, -1, D, d->damp);
+}
+
 /* components of a point force or torque at time t */
 static void load_value(const mb_model* m, int i, double t, double* v) {
   for (int k = 0; k < 3; k++) {
@@ -126,6 +173,10 @@ void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
         mb_body_torque(m, d, m->force_body[i], tau, want_jac);
         break;
       }
+      case MB_FORCE_TYRE:
+        tyre_force(m, d, i, want_jac);
+        if (mb_tyre_has_slip(m, i)) mb_tyre_slip(m, d, i, want_jac);
+        break;
     }
   }
   mb_controller_forces(m, d, want_jac);
@@ -169,6 +220,17 @@ double mb_nonconservative_power(const mb_model* m, mb_data* d) {
         torque_value(m, i, d->t, tau);
         mb_body_angular_velocity(m, m->force_body[i], d->q, d->qd, w);
         power += mbu_dot3(tau, w);
+        break;
+      }
+      case MB_FORCE_TYRE: {
+        /* the tyre stores no energy: all its power counts as work */
+        double p[3], v[3];
+        mb_tyre_force t;
+        mb_lvec_eval(m, m->force_lvec[2 * i], d->q, p);
+        mb_lvec_rate(m, m->force_lvec[2 * i], d->qd, v);
+        mb_tyre_eval(m, i, p, v, &t);
+        power += t.Fz * v[2];
+        if (mb_tyre_has_slip(m, i)) power += mb_tyre_slip_power(m, d, i);
         break;
       }
     }

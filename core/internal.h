@@ -92,6 +92,27 @@ double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tens
 /* Power of the non-conservative forces (dampers, actuators, external loads, controllers), W. */
 double mb_nonconservative_power(const mb_model* m, mb_data* d);
 
+/* Vertical tyre force Fz, N, of tyre element i on its wheel centre at p with velocity v, and its
+   partials: dp and dv with respect to p and v (3 each), dkcr with respect to the stiffness, the
+   damping and the radius. Any output but Fz may be NULL. */
+typedef struct mb_tyre_force {
+  double Fz, dp[3], dv[3], dkcr[3];
+} mb_tyre_force;
+void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb_tyre_force* out);
+
+/* Whether force element i is a tyre with slip forces (a friction coefficient > 0). */
+int mb_tyre_has_slip(const mb_model* m, int i);
+
+/* Q += the slip forces of tyre i at the state of d, K += -dQ/dq and C += -dQ/dqd when want_jac. */
+void mb_tyre_slip(const mb_model* m, mb_data* d, int i, int want_jac);
+
+/* Power of the slip forces of tyre i, W. */
+double mb_tyre_slip_power(const mb_model* m, const mb_data* d, int i);
+
+/* dQ += the explicit derivative of the slip forces of tyre i along the tangent model dm. */
+void mbd_tyre_slip_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                         double* dQ);
+
 /* Q += the generalised force of a global torque tau (planar: tau[2] about z) on a body, and
    K += -dQ/dq when want_jac. */
 void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac);

@@ -44,9 +44,10 @@ static void dependence(const mb_model* m, sens_ws* ws, int k) {
   for (int i = 0; i < m->nforce; i++) {
     int dep =
         dm->force_k[i] != 0 || dm->force_c[i] != 0 || dm->force_l0[i] != 0 || dm->force_f0[i] != 0;
+    for (int j = 0; j < 3; j++) dep |= dm->force_slip[3 * i + j] != 0;
     for (int j = 0; j < 2; j++) dep |= lvec_depends(dm, m->force_lvec[2 * i + j]);
     for (int j = 0; j < 3; j++) dep |= func_depends(m, dm, m->force_func[3 * i + j]);
-    if (m->force_type[i] == MB_FORCE_TORQUE)
+    if (m->force_type[i] == MB_FORCE_TORQUE || mb_tyre_has_slip(m, i))
       for (int j = 0; j < m->dim; j++)
         dep |= lvec_depends(dm, m->body_axes[3 * m->force_body[i] + j]);
     ws->force_dep[(size_t)k * m->nforce + i] = (unsigned char)dep;
@@ -73,11 +74,11 @@ static void activity_window(const mb_model* m, sens_ws* ws, int k) {
       nonzero(m->ncon, dm->con_value) || nonzero(m->npres, dm->pres_value) ||
       nonzero(m->npres, dm->pres_rate) || nonzero(m->nforce, dm->force_k) ||
       nonzero(m->nforce, dm->force_c) || nonzero(m->nforce, dm->force_l0) ||
-      nonzero(m->nforce, dm->force_f0) || nonzero(nq * nq, dm->mass) ||
-      nonzero(nq, dm->gravity_force) || nonzero(m->nbody, dm->body_mass) ||
-      nonzero(3 * (size_t)m->nelem, dm->elem_q0) || nonzero(m->nfterm, dm->fterm_weight) ||
-      nonzero(m->nfterm, dm->fterm_eps) || nonzero(3, dm->gravity) ||
-      nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain))
+      nonzero(m->nforce, dm->force_f0) || nonzero(3 * (size_t)m->nforce, dm->force_slip) ||
+      nonzero(nq * nq, dm->mass) || nonzero(nq, dm->gravity_force) ||
+      nonzero(m->nbody, dm->body_mass) || nonzero(3 * (size_t)m->nelem, dm->elem_q0) ||
+      nonzero(m->nfterm, dm->fterm_weight) || nonzero(m->nfterm, dm->fterm_eps) ||
+      nonzero(3, dm->gravity) || nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain))
     return;
   double lo = INFINITY, hi = -INFINITY;
   for (int f = 0; f < m->nfunc; f++) {

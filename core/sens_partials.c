@@ -287,6 +287,21 @@ static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d
   mbd_body_torque_param(m, dm, d, m->force_body[i], tau, dtau, dQ);
 }
 
+/* Q = J^T e_z Fz(k, c, R, p, v) */
+static void tyre_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* dQ) {
+  const int a = m->force_lvec[2 * i];
+  double p[3], v[3], dp[3], dv[3];
+  mb_tyre_force t;
+  mb_lvec_eval(m, a, d->q, p), mb_lvec_rate(m, a, d->qd, v);
+  mb_lvec_eval(dm, a, d->q, dp), mb_lvec_rate(dm, a, d->qd, dv);
+  mb_tyre_eval(m, i, p, v, &t);
+  double dF = t.dkcr[0] * dm->force_k[i] + t.dkcr[1] * dm->force_c[i] +
+              t.dkcr[2] * dm->force_l0[i] + mbu_dot3(t.dp, dp) + mbu_dot3(t.dv, dv);
+  const double w[3] = {0, 0, dF}, F[3] = {0, 0, t.Fz};
+  mb_lvec_add_jtw(m, a, 1, w, dQ);
+  mb_lvec_add_jtw(dm, a, 1, F, dQ);
+}
+
 void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ) {
   memcpy(dQ, dm->gravity_force, sizeof(double) * m->nq);
@@ -311,6 +326,10 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
       }
       case MB_FORCE_TORQUE:
         torque_param(m, dm, d, i, dQ);
+        break;
+      case MB_FORCE_TYRE:
+        tyre_param(m, dm, d, i, dQ);
+        if (mb_tyre_has_slip(m, i)) mbd_tyre_slip_param(m, dm, d, i, dQ);
         break;
     }
   }

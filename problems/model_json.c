@@ -458,6 +458,13 @@ static mb_status check_min(json_ctx* c, const char* path, const char* key, doubl
   return MB_OK;
 }
 
+/* a scalar member (fallback 0) that must be >= 0, or > 0 when `strict` */
+static mb_status member_bounded(json_ctx* c, const cJSON* obj, const char* path, const char* key,
+                                int required, int strict, mb_real* out) {
+  TRY(member_real(c, obj, path, key, required, 0, out));
+  return check_min(c, path, key, out->value, strict);
+}
+
 /* allocates n zeroed elements (none for n = 0) */
 static mb_status alloc_array(json_ctx* c, void** out, int n, size_t size) {
   *out = NULL;
@@ -1237,12 +1244,60 @@ static mb_status read_load(json_ctx* c, const cJSON* e, const char* path, int n,
   return MB_OK;
 }
 
+/* a tyre on a wheel marker of a moving body (spatial only), with an optional road step */
+static mb_status read_tyre(json_ctx* c, const cJSON* e, const char* path, mb_force_desc* f) {
+  static const char* const road_keys[] = {"step", NULL};
+  static const char* const step_keys[] = {"x", "height", "width", NULL};
+  char sub[PATH_LEN], sub2[PATH_LEN];
+  path_key(sub, path, "type");
+  if (c->d->dim != 3) return fail(c, sub, "a tyre needs a spatial model (dimension 3)");
+  TRY(member_marker_ref(c, e, path, "wheel", &f->body[0], &f->marker[0]));
+  path_key(sub, path, "wheel");
+  if (f->body[0] < 0) return fail(c, sub, "must be on a moving body, not the ground");
+  const mb_marker_desc* mk = &c->d->body[f->body[0]].marker[f->marker[0]];
+  if (!mk->has_axis)
+    return fail(c, sub, "marker has no \"axis\", which a tyre needs as its spin axis");
+  TRY(member_bounded(c, e, path, "radius", 1, 1, &f->radius));
+  TRY(member_bounded(c, e, path, "stiffness", 1, 1, &f->stiffness));
+  TRY(member_bounded(c, e, path, "damping", 0, 0, &f->damping));
+  const cJSON* slip = get(e, "slip");
+  if (slip) {
+    static const char* const slip_keys[] = {"longitudinal", "lateral", "friction", NULL};
+    path_key(sub, path, "slip");
+    TRY(expect_object(c, slip, sub));
+    TRY(check_keys(c, slip, sub, slip_keys));
+    for (int k = 0; k < 3; k++)
+      TRY(member_bounded(c, slip, sub, slip_keys[k], 1, k == 2, &f->slip[k]));
+  }
+  const cJSON* road = get(e, "road");
+  if (!road) return MB_OK;
+  path_key(sub, path, "road");
+  TRY(expect_object(c, road, sub));
+  TRY(check_keys(c, road, sub, road_keys));
+  const cJSON* step = get(road, "step");
+  if (!step) return MB_OK;
+  path_key(sub2, sub, "step");
+  TRY(expect_object(c, step, sub2));
+  TRY(check_keys(c, step, sub2, step_keys));
+  static const char* const need[] = {"x", "height", "width"};
+  for (int k = 0; k < 3; k++) {
+    if (!get(step, need[k])) {
+      path_key(sub, sub2, need[k]);
+      return fail(c, sub, "missing");
+    }
+    TRY(member_number(c, step, sub2, need[k], &f->road[k]));
+  }
+  return check_min(c, sub2, "width", f->road[2], 1);
+}
+
 static mb_status read_forces(json_ctx* c, const cJSON* root) {
   static const char* const spring_keys[] = {"name",           "type",      "marker1",
                                             "marker2",        "stiffness", "damping",
                                             "natural_length", "force",     NULL};
   static const char* const point_keys[] = {"name", "type", "marker", "value", NULL};
   static const char* const torque_keys[] = {"name", "type", "body", "value", NULL};
+  static const char* const tyre_keys[] = {"name",    "type", "wheel", "radius", "stiffness",
+                                          "damping", "road", "slip",  NULL};
   char path[PATH_LEN], sub[PATH_LEN];
   mb_desc* d = c->d;
   const cJSON* list;
@@ -1257,6 +1312,7 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
     const char* type;
     path_index(path, "forces", i);
     f->body[0] = f->body[1] = f->marker[0] = f->marker[1] = -1;
+    f->radius = f->slip[0] = f->slip[1] = f->slip[2] = (mb_real){0, -1};
     TRY(expect_object(c, e, path));
 
     /* the type decides the keys */
@@ -1268,12 +1324,15 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
       f->type = MB_FORCE_POINT;
     else if (strcmp(type, "torque") == 0)
       f->type = MB_FORCE_TORQUE;
+    else if (strcmp(type, "tyre") == 0)
+      f->type = MB_FORCE_TYRE;
     else
-      return fail(c, sub, "unknown force type \"%.64s\" (spring, force or torque)", type);
+      return fail(c, sub, "unknown force type \"%.64s\" (spring, force, torque or tyre)", type);
     TRY(check_keys(c, e, path,
-                   f->type == MB_FORCE_SPRING  ? spring_keys
-                   : f->type == MB_FORCE_POINT ? point_keys
-                                               : torque_keys));
+                   f->type == MB_FORCE_SPRING   ? spring_keys
+                   : f->type == MB_FORCE_POINT  ? point_keys
+                   : f->type == MB_FORCE_TORQUE ? torque_keys
+                                                : tyre_keys));
     TRY(member_name(c, e, path, 0, d->force[0].name, sizeof *d->force, i, "force", f->name));
 
     if (f->type == MB_FORCE_SPRING) {
@@ -1284,12 +1343,9 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
       if (f->body[0] == f->body[1])
         return fail(c, sub, "on the same body as marker1 (%s): a spring connects two bodies",
                     f->body[0] < 0 ? "ground" : d->body[f->body[0]].name);
-      TRY(member_real(c, e, path, "stiffness", 0, 0, &f->stiffness));
-      TRY(check_min(c, path, "stiffness", f->stiffness.value, 0));
-      TRY(member_real(c, e, path, "damping", 0, 0, &f->damping));
-      TRY(check_min(c, path, "damping", f->damping.value, 0));
-      TRY(member_real(c, e, path, "natural_length", 1, 0, &f->natural_length));
-      TRY(check_min(c, path, "natural_length", f->natural_length.value, 0));
+      TRY(member_bounded(c, e, path, "stiffness", 0, 0, &f->stiffness));
+      TRY(member_bounded(c, e, path, "damping", 0, 0, &f->damping));
+      TRY(member_bounded(c, e, path, "natural_length", 1, 0, &f->natural_length));
       TRY(member_real(c, e, path, "force", 0, 0, &f->force));
     } else if (f->type == MB_FORCE_POINT) {
       /* a force at a marker of a moving body, global components */
@@ -1297,6 +1353,8 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
       path_key(sub, path, "marker");
       if (f->body[0] < 0) return fail(c, sub, "must be on a moving body, not the ground");
       TRY(read_load(c, e, path, d->dim, f->func));
+    } else if (f->type == MB_FORCE_TYRE) {
+      TRY(read_tyre(c, e, path, f));
     } else {
       /* a torque on a moving body: planar about z (func[0]), spatial global x, y, z */
       TRY(member_body_ref(c, e, path, "body", &f->body[0]));

@@ -2,8 +2,8 @@
    gradients agree to the convergence of the solvers (1e-8 relative in the norm of each
    functional's gradient), with and without checkpointing, on the five-bar benchmark, the spatial
    slider-crank, the B-spline-driven five-bar with 100 parameters, PID-controlled pendulums
-   (controller states and gains), the slider-crank co-design and the first 0.3 s of the flyball
-   governor. */
+   (controller states and gains), a wheel dropping onto a road step (tyre contact), the slider-crank
+   co-design and the first 0.3 s of the flyball governor. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +67,8 @@ int main(void) {
   compare(&t, "problems/slider_crank.json", 250, 0);
   compare(&t, "problems/fivebar_spline.json", 0, 0);
   compare(&t, "tests/models/ok/controller_planar.json", 0, 0);
+  compare(&t, "tests/models/ok/tyre_wheel.json", 0, 0);
+  compare(&t, "tests/models/ok/tyre_wheel.json", 40, 0);
   compare(&t, "problems/control/pendulum_pid.json", 0, 0);
   compare(&t, "problems/control/pendulum_pid.json", 300, 0);
   compare(&t, "problems/control/slider_crank_codesign.json", 0, 0);

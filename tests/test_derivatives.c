@@ -10,10 +10,12 @@
 #include "internal.h"
 #include "testing.h"
 
-static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.json",
+static const char* models[] = {"problems/fivebar.json",
+                               "problems/slider_crank.json",
                                "tests/models/ok/features_planar.json",
                                "tests/models/ok/features_spatial.json",
                                "tests/models/ok/controller_planar.json",
+                               "tests/models/ok/tyre_wheel.json",
                                "problems/control/pendulum_pid.json"};
 
 /* relative difference of two arrays, scaled by the larger magnitude (at least 1) */

@@ -170,6 +170,23 @@ static const struct {
      "duplicate controller name \"hold\""},
     {"control_output_unknown_controller.json", MB_ERR_MODEL, "outputs[1].controller",
      "unknown controller \"hodl\" (not in \"controllers\")"},
+    {"tyre_planar.json", MB_ERR_MODEL, "forces[0].type",
+     "a tyre needs a spatial model (dimension 3)"},
+    {"tyre_radius_zero.json", MB_ERR_MODEL, "forces[0].radius", "must be > 0 (got 0)"},
+    {"tyre_radius_missing.json", MB_ERR_MODEL, "forces[0].radius", "missing"},
+    {"tyre_stiffness_zero.json", MB_ERR_MODEL, "forces[0].stiffness", "must be > 0 (got 0)"},
+    {"tyre_damping_negative.json", MB_ERR_MODEL, "forces[0].damping", "must be >= 0 (got -1)"},
+    {"tyre_wheel_ground.json", MB_ERR_MODEL, "forces[0].wheel",
+     "must be on a moving body, not the ground"},
+    {"tyre_wheel_no_axis.json", MB_ERR_MODEL, "forces[0].wheel",
+     "marker has no \"axis\", which a tyre needs as its spin axis"},
+    {"tyre_step_width_zero.json", MB_ERR_MODEL, "forces[0].road.step.width", "must be > 0 (got 0)"},
+    {"tyre_step_height_missing.json", MB_ERR_MODEL, "forces[0].road.step.height", "missing"},
+    {"tyre_road_unknown_key.json", MB_ERR_MODEL, "forces[0].road.bump", "unknown key"},
+    {"tyre_slip_friction_zero.json", MB_ERR_MODEL, "forces[0].slip.friction",
+     "must be > 0 (got 0)"},
+    {"tyre_slip_lateral_missing.json", MB_ERR_MODEL, "forces[0].slip.lateral", "missing"},
+    {"tyre_unknown_key.json", MB_ERR_MODEL, "forces[0].friction", "unknown key"},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
 

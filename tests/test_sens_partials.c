@@ -10,10 +10,12 @@
 #include "mbopt/sensitivity.h"
 #include "testing.h"
 
-static const char* models[] = {"problems/fivebar.json", "problems/slider_crank.json",
+static const char* models[] = {"problems/fivebar.json",
+                               "problems/slider_crank.json",
                                "tests/models/ok/params_spatial.json",
                                "tests/models/ok/params_planar.json",
                                "tests/models/ok/controller_planar.json",
+                               "tests/models/ok/tyre_wheel.json",
                                "problems/control/pendulum_pid.json"};
 
 /* Phi, dPhi/dt and d2Phi/dt2 of constraint i at the state of d (for model m) */

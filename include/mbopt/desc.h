@@ -87,11 +87,13 @@ typedef enum mb_coord_type { MB_COORD_ANGLE, MB_COORD_TRANSLATION } mb_coord_typ
 typedef enum mb_force_type {
   MB_FORCE_SPRING, /* spring-damper-actuator between two marker points */
   MB_FORCE_POINT,  /* force on body[0] at marker[0], global components as functions of time */
-  MB_FORCE_TORQUE  /* torque on body[0], global components (planar: z only) as functions of time */
+  MB_FORCE_TORQUE, /* torque on body[0], global components (planar: z only) as functions of time */
+  MB_FORCE_TYRE    /* spatial only: tyre-road contact of the wheel whose centre is marker[0] */
 } mb_force_type;
 
 /* Spring tension f = stiffness (l - natural_length) + damping dl/dt + force pulls the two points
-   together. Point forces and torques use func[0..dim-1] (planar torque: func[0]). */
+   together. Point forces and torques use func[0..dim-1] (planar torque: func[0]). A tyre pushes
+   the wheel centre (marker[0]) up with the smooth vertical force of mb_tyre_force (model.h). */
 typedef struct mb_force_desc {
   char name[MB_NAME_LEN];
   mb_force_type type;
@@ -99,6 +101,9 @@ typedef struct mb_force_desc {
   int marker[2];
   mb_real stiffness, damping, natural_length, force;
   mb_func_desc func[3];
+  mb_real radius;  /* tyre: unloaded radius, m (stiffness and damping are radial) */
+  double road[3];  /* tyre: road step x0, height, width, m (width 0: flat road at height 0) */
+  mb_real slip[3]; /* tyre: longitudinal and lateral slip stiffness, N s/m, friction (0: none) */
 } mb_force_desc;
 
 /* A joint coordinate prescribed as a function of time (rheonomic constraint). */
@@ -203,10 +208,10 @@ typedef struct mb_controller_desc {
   mb_func_desc reference; /* r(t); default 0 */
   mb_real kp, ki, kd;     /* default 0 */
   int has_saturation;
-  mb_real saturation;     /* U > 0 */
+  mb_real saturation; /* U > 0 */
   mb_actuator_type actuator;
-  int body, marker;       /* force: body (-1 ground not allowed) and marker; torque: body */
-  double direction[3];    /* force direction or torque axis, global, normalised by the compiler */
+  int body, marker;    /* force: body (-1 ground not allowed) and marker; torque: body */
+  double direction[3]; /* force direction or torque axis, global, normalised by the compiler */
 } mb_controller_desc;
 
 /* A design variable of an optimisation: a parameter with its bounds. */
@@ -225,12 +230,12 @@ typedef struct mb_constraint_desc {
 
 /* The "optimization" section of a spec. */
 typedef struct mb_optim_desc {
-  int objective;      /* functional minimised; -1 when the spec has no optimisation */
+  int objective; /* functional minimised; -1 when the spec has no optimisation */
   int nvar;
   mb_design_var* var; /* (nvar) */
   int ncon;
-  mb_constraint_desc* con; /* (ncon) */
-  char algorithm[32];      /* default "lbfgs" */
+  mb_constraint_desc* con;                      /* (ncon) */
+  char algorithm[32];                           /* default "lbfgs" */
   double ftol_rel, ftol_abs, xtol_rel, maxtime; /* stopping rules; 0 disables */
   int maxeval;
 } mb_optim_desc;

@@ -98,22 +98,25 @@ typedef struct mb_model {
                        */
 
   /* force elements */
-  int* force_type;  /* (nforce) mb_force_type */
-  int* force_lvec;  /* (nforce x 2) spring: marker points; point force: point; torque: -1 */
-  int* force_body;  /* (nforce) body of point forces and torques */
-  double* force_k;  /* (nforce) stiffness, N/m */
-  double* force_c;  /* (nforce) damping, N s/m */
-  double* force_l0; /* (nforce) natural length, m */
-  double* force_f0; /* (nforce) constant actuator force, N */
-  int* force_func;  /* (nforce x 3) time functions of force or torque components, -1: zero */
+  int* force_type;    /* (nforce) mb_force_type */
+  int* force_lvec;    /* (nforce x 2) spring: marker points; point force: point; torque: -1;
+                         tyre: wheel centre and spin axis */
+  int* force_body;    /* (nforce) body of point forces and torques */
+  double* force_k;    /* (nforce) stiffness, N/m */
+  double* force_c;    /* (nforce) damping, N s/m */
+  double* force_l0;   /* (nforce) natural length, m; tyre: radius */
+  double* force_f0;   /* (nforce) constant actuator force, N */
+  int* force_func;    /* (nforce x 3) time functions of force or torque components, -1: zero */
+  double* force_road; /* (nforce x 3) tyre road step x0, height, width; width 0: flat road */
+  double* force_slip; /* (nforce x 3) tyre slip stiffness C_x, C_y, N s/m, friction mu (0: none) */
 
   /* time functions */
   int* func_type; /* (nfunc) mb_func_type */
   int* func_adr;  /* (nfunc) first entry in func_data */
   int* func_num;  /* (nfunc) number of coefficients */
   double*
-      func_data; /* (nfuncdata) coefficients; tables: values, times, spline second derivatives */
-  int* func_param;   /* (nfuncdata) parameter bound to each coefficient, -1: none */
+      func_data;   /* (nfuncdata) coefficients; tables: values, times, spline second derivatives */
+  int* func_param; /* (nfuncdata) parameter bound to each coefficient, -1: none */
 
   /* sensors */
   int* sensor_type; /* (nsensor) mb_sensor_type */
@@ -135,19 +138,19 @@ typedef struct mb_model {
 
   /* controllers: a block of dim coordinates of unit mass each (w'' = e, z = w'), gains and the
      terms of their errors */
-  int* ctrl_qadr;      /* (nctrl) first coordinate of the state block */
-  double* ctrl_gain;   /* (nctrl x 4) kp, ki, kd, saturation (0: none) */
-  int* ctrl_ref;       /* (nctrl) time function of the reference, -1: zero */
-  int* ctrl_actuator;  /* (nctrl) mb_actuator_type */
-  int* ctrl_lvec;      /* (nctrl) force: the marker point; torque: -1 */
-  int* ctrl_body;      /* (nctrl) torque: the body; force: -1 */
-  double* ctrl_dir;    /* (nctrl x 3) unit force direction or torque axis */
-  int* ctrl_termadr;   /* (nctrl) first error term */
-  int* ctrl_termnum;   /* (nctrl) */
-  int* cterm_column;   /* (ncterm) output column */
-  double* cterm_weight;/* (ncterm) */
-  int* cterm_lvec;     /* (ncterm) point-position outputs: the point's lvec, else -1 */
-  int* cterm_comp;     /* (ncterm) its component */
+  int* ctrl_qadr;       /* (nctrl) first coordinate of the state block */
+  double* ctrl_gain;    /* (nctrl x 4) kp, ki, kd, saturation (0: none) */
+  int* ctrl_ref;        /* (nctrl) time function of the reference, -1: zero */
+  int* ctrl_actuator;   /* (nctrl) mb_actuator_type */
+  int* ctrl_lvec;       /* (nctrl) force: the marker point; torque: -1 */
+  int* ctrl_body;       /* (nctrl) torque: the body; force: -1 */
+  double* ctrl_dir;     /* (nctrl x 3) unit force direction or torque axis */
+  int* ctrl_termadr;    /* (nctrl) first error term */
+  int* ctrl_termnum;    /* (nctrl) */
+  int* cterm_column;    /* (ncterm) output column */
+  double* cterm_weight; /* (ncterm) */
+  int* cterm_lvec;      /* (ncterm) point-position outputs: the point's lvec, else -1 */
+  int* cterm_comp;      /* (ncterm) its component */
 
   /* constant matrices */
   double* mass;          /* (nq x nq) mass matrix */
@@ -179,14 +182,14 @@ typedef struct mb_report {
 
 typedef struct mb_data {
   double t;
-  double* q;      /* (nq) */
-  double* qd;     /* (nq) */
-  double* qdd;    /* (nq) */
-  double* lambda; /* (ncon) augmented Lagrangian multipliers */
-  double* sigma;  /* (ncon) velocity projection multipliers */
-  double* kappa;  /* (ncon) acceleration projection multipliers */
-  double* qd_star;  /* (nq) velocities of the last step before their projection */
-  double* qdd_star; /* (nq) accelerations of the last step before their projection */
+  double* q;         /* (nq) */
+  double* qd;        /* (nq) */
+  double* qdd;       /* (nq) */
+  double* lambda;    /* (ncon) augmented Lagrangian multipliers */
+  double* sigma;     /* (ncon) velocity projection multipliers */
+  double* kappa;     /* (ncon) acceleration projection multipliers */
+  double* qd_star;   /* (nq) velocities of the last step before their projection */
+  double* qdd_star;  /* (nq) accelerations of the last step before their projection */
   double* ctrl_work; /* (8 nq) scratch of the controllers */
 
   /* evaluated quantities at the current state */
