@@ -110,3 +110,5 @@ mbopt_cli_test(simulate_welded_chassis 0 "1 DOF.*status +completed" 0
   simulate tests/models/ok/welded_chassis_rack.json)
 mbopt_cli_test(simulate_buggy 0 "14 DOF.*status +completed" 0
   simulate problems/vehicle/buggy.json --t-end 0.01)
+mbopt_cli_test(simulate_step_descent 0 "14 DOF.*status +completed" 0
+  simulate problems/vehicle/step_descent.json --t-end 0.02)

@@ -69,6 +69,13 @@ R_SPRING_BOT = (X_R + 0.10, 0.60, 0.30)
 
 FRONT_POINT = (X_F + 0.40, 0.0, 0.50)  # "point 1" of seed 003 sec. 10.2.1: front of the chassis
 
+# step_descent.json (seed 003: 1 cm step descent at 3 m/s), see README.md "step_descent"
+K_TYRE, C_TYRE = 1.5e5, 300.0   # N/m, N s/m radial, per tyre
+C_SLIP_X, C_SLIP_Y, MU = 3.0e4, 3.0e4, 0.9   # N/(m/s) slip stiffnesses, friction coefficient
+V0 = 3.0                        # m/s, straight run
+STEP_X, STEP_H, STEP_W = 5.5, -0.01, 0.02   # road step: position, height (down), smoothing width
+T_END_SD = 4.5
+
 
 def mir(p, s):
     return [p[0], s * p[1], p[2]]
@@ -334,6 +341,58 @@ def natural_lengths(mbopt, tmp):
     return {"spring_" + c: v for c, v in l0.items()}, info, m_tot, xg
 
 
+def step_descent(model, loads):
+    """The buggy on four tyres, rolling at V0 over a 1 cm step down at x = STEP_X.
+
+    The initial pose is the static one on the tyres: every wheel centre is lowered by its static
+    deflection load / K_TYRE (front and rear differ, so the chassis pitches slightly); the
+    suspension keeps its design position, where the springs already carry the loads. The initial
+    assembly sets this from "initial" entries on the chassis (two z values: height and pitch) and on
+    the wheel centres, plus the rates: chassis x rate V0, spins V0 / R_WHEEL about +y.
+    """
+    sd = copy.deepcopy(model)
+    sd["name"] = "buggy on tyres: 1 cm step descent at 3 m/s (seed 003 10.2)"
+    sd["parameters"].update({"k_t": K_TYRE, "c_t": C_TYRE, "C_x": C_SLIP_X, "C_y": C_SLIP_Y, "mu": MU})
+    defl = {c: f / K_TYRE for c, f in loads.items()}
+    d_f, d_r = defl["fl"], defl["rl"]
+
+    def sink(x):    # chassis lowering at x, linear between the axles (rigid pitch)
+        return d_r + (d_f - d_r) * (x - X_R) / WHEELBASE
+    for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
+        sd["forces"].append({"name": "tyre_" + c, "type": "tyre", "wheel": "W_" + c + ".hub",
+                             "radius": R_WHEEL, "stiffness": "$k_t", "damping": "$c_t",
+                             "road": {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}},
+                             "slip": {"longitudinal": "$C_x", "lateral": "$C_y", "friction": "$mu"}})
+    init = [{"marker": "chassis.G", "component": "z", "value": round(Z_CG - sink(0.0), 9)},
+            {"marker": "chassis.P1", "component": "z",
+             "value": round(FRONT_POINT[2] - sink(FRONT_POINT[0]), 9)},
+            # all 14 rates are prescribed (an unprescribed rate is not zero but whatever the velocity
+            # assembly makes of it): chassis translation (3), pitch, yaw and roll rates through
+            # P1 z, P1 y and the left front spring mount z; suspension travel rates; spins
+            {"marker": "chassis.G", "component": "x", "rate": V0},
+            {"marker": "chassis.G", "component": "y", "rate": 0},
+            {"marker": "chassis.G", "component": "z", "rate": 0},
+            {"marker": "chassis.P1", "component": "z", "rate": 0},
+            {"marker": "chassis.P1", "component": "y", "rate": 0},
+            {"marker": "chassis.S_fl", "component": "z", "rate": 0}]
+    for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
+        init.append({"marker": "W_" + c + ".hub", "component": "z", "value": round(R_WHEEL - defl[c], 9),
+                     "rate": 0})
+    for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
+        # the spin joint's axis is (0, s, 0): rolling forward needs +V0/R about +y
+        init.append({"joint": "spin_" + c, "rate": round(s * V0 / R_WHEEL, 9)})
+    sd["initial"] = init
+    sd["outputs"].append({"name": "wheel_fl_omega", "type": "angular_velocity", "body": "W_fl"})
+    sd["outputs"].append({"name": "wheel_fr_omega", "type": "angular_velocity", "body": "W_fr"})
+    sd["functionals"] = [{"name": "comfort", "integral": [{"output": "front_acc.z"}]}]
+    sd["optimization"] = {
+        "parameters": {k: {"lower": 10, "upper": 1e5} for k in ("k_f", "c_f", "k_r", "c_r")},
+        "objective": "comfort", "algorithm": "slsqp", "maxeval": 40}
+    sd["sensitivity"] = "forward"
+    sd["simulation"] = dict(model["simulation"], t_end=T_END_SD)
+    return sd, defl
+
+
 def main():
     args = sys.argv[1:]
     checks = None
@@ -349,6 +408,13 @@ def main():
     with open(os.path.join(here, "buggy.json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
+    _, _, loads = wheel_loads(model)
+    sd, defl = step_descent(model, loads)
+    with open(os.path.join(here, "step_descent.json"), "w") as f:
+        json.dump(sd, f, indent=1)
+        f.write("\n")
+    print("step_descent.json: static tyre deflection front %.2f mm, rear %.2f mm"
+          % (1e3 * defl["fl"], 1e3 * defl["rl"]))
     print("total mass %.2f kg, CG x %.4f m (front axle x %.2f, rear %.2f)" % (m_tot, xg, X_F, X_R))
     for c, d in info.items():
         print("%s: motion ratio dl/dz %.4f, wheel load %.1f N, unsprung %.1f kg, spring force %.1f N, "
