@@ -243,26 +243,24 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
     else
       LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, ncol, d->proj, nq, x, nq);
     /* s += pen S (Phi_q x - g) */
-    /* each column to its own size: columns of very different sizes (parameters of different
-       influence) each converge relative to themselves */
+    /* relative to the largest column, with no absolute floor: models whose sensitivities are
+       all small converge as far as those with large ones */
     worst = 0;
-    int converged = 1;
+    double scale = 0;
     for (int k = 0; k < ncol; k++) {
       const double* xk = x + (size_t)k * nq;
       double* sk = s + (size_t)k * nc;
       const double* gk = g + (size_t)k * nc;
-      double worst_k = 0;
       for (int i = 0; i < nc; i++) {
         double v = -gk[i];
         const double* row = d->phiq + (size_t)i * nq;
         for (int j = 0; j < nq; j++) v += row[j] * xk[j];
         sk[i] += pen * m->con_scale[i] * v;
-        worst_k = fmax(worst_k, fabs(v));
+        worst = fmax(worst, fabs(v));
       }
-      converged &= worst_k <= 1e-13 * mbu_norm_inf(nq, xk) || worst_k < 1e-300;
-      worst = fmax(worst, worst_k);
+      scale = fmax(scale, mbu_norm_inf(nq, xk));
     }
-    if (converged) break;
+    if (worst <= 1e-13 * scale || worst < 1e-300) break;
   }
   return worst;
 }
