@@ -205,6 +205,15 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
   return st;
 }
 
+int cli_method_option(const char* value, const char** method) {
+  if (!value || mb_method_parse(value) < 0) {
+    cli_error("--method: expected forward, adjoint or auto, got '%s'", value ? value : "");
+    return 0;
+  }
+  *method = value;
+  return 1;
+}
+
 int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end) {
   const char* a = argv[*i];
   const char* next = *i + 1 < argc ? argv[*i + 1] : NULL;

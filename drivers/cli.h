@@ -39,6 +39,10 @@ int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
                           double* grad);
 
+/* Checks the value of --method (forward, adjoint or auto) and stores it in *method; prints the
+   error and returns 0 when it is missing or unknown. */
+int cli_method_option(const char* value, const char** method);
+
 /* Parses the options shared by the commands that take a SPEC and a time grid: --step, --t-end.
    Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was not, -1 on error. */
 int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end);

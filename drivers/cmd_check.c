@@ -54,11 +54,8 @@ int cmd_check(int argc, char** argv) {
       if (!cli_parse_positive(a, next, &fd_step)) return CLI_USAGE;
       i++;
     } else if (!strcmp(a, "--method")) {
-      if (!next || mb_method_parse(next) < 0) {
-        cli_error("--method: expected forward, adjoint or auto, got '%s'", next ? next : "");
-        return CLI_USAGE;
-      }
-      method = argv[++i];
+      if (!cli_method_option(next, &method)) return CLI_USAGE;
+      i++;
     } else if (!strcmp(a, "--fd-abs")) {
       if (!cli_parse_positive(a, next, &fd_abs)) return CLI_USAGE;
       i++;

@@ -100,11 +100,8 @@ int cmd_gradient(int argc, char** argv) {
       gradient_help(stdout);
       return CLI_OK;
     } else if (!strcmp(a, "--method")) {
-      if (!next || mb_method_parse(next) < 0) {
-        cli_error("--method: expected forward, adjoint or auto, got '%s'", next ? next : "");
-        return CLI_USAGE;
-      }
-      method = argv[++i];
+      if (!cli_method_option(next, &method)) return CLI_USAGE;
+      i++;
     } else if (!strcmp(a, "--checkpoint")) {
       if (!cli_parse_positive(a, next, &checkpoint)) return CLI_USAGE;
       i++;

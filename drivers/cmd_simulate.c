@@ -133,15 +133,12 @@ int cmd_simulate(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
+    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    if (t < 0) return CLI_USAGE;
+    if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       simulate_help(stdout);
       return CLI_OK;
-    } else if (!strcmp(a, "--step")) {
-      if (!cli_parse_positive("--step", next, &step)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--t-end")) {
-      if (!cli_parse_positive("--t-end", next, &t_end)) return CLI_USAGE;
-      i++;
     } else if (!strcmp(a, "--output-interval")) {
       if (!cli_parse_positive("--output-interval", next, &interval)) return CLI_USAGE;
       i++;
