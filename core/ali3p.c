@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 
 /* Newmark velocities and accelerations of the current positions (eqs. 2). */
@@ -219,16 +220,26 @@ static void energy_balance(const mb_model* m, mb_data* d, int first) {
       fmax(rep->max_energy_error, fabs(E - rep->energy_initial - rep->work_nonconservative));
 }
 
+/* psi += weight * integrand (+ the final terms at the last step), as mbd_forward does */
+static void integrate_functionals(const mb_model* m, mb_data* d, double weight, int last) {
+  for (int f = 0; f < m->nfunctional; f++) {
+    d->psi[f] += weight * mbd_functional_partials(m, d, f, 0, NULL, NULL, NULL);
+    if (last) d->psi[f] += mbd_functional_partials(m, d, f, 1, NULL, NULL, NULL);
+  }
+}
+
 mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
   memset(&d->report, 0, sizeof d->report);
+  memset(d->psi, 0, sizeof(double) * m->nfunctional);
   mb_status st = mb_assemble(m, d, err);
   if (st != MB_OK) return st;
-  mb_sensors(m, d);
-  energy_balance(m, d, 1);
-  if (obs && obs(m, d, user)) return MB_OK;
-
   const double h = m->opt.step;
   const long nstep = lround(m->opt.t_end / h);
+  mb_sensors(m, d);
+  energy_balance(m, d, 1);
+  integrate_functionals(m, d, nstep > 0 ? 0.5 * h : 0, nstep == 0);
+  if (obs && obs(m, d, user)) return MB_OK;
+
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
   double next_output = interval;
   for (long n = 1; n <= nstep; n++) {
@@ -236,6 +247,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
     if (st != MB_OK) return st;
     mb_sensors(m, d);
     energy_balance(m, d, 0);
+    integrate_functionals(m, d, n < nstep ? h : 0.5 * h, n == nstep);
     if (obs && (d->t >= next_output - 1e-9 * h || n == nstep)) {
       next_output += interval;
       if (obs(m, d, user)) break;

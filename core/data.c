@@ -12,7 +12,7 @@ mb_data* mb_data_create(const mb_model* m) {
   double** fields[] = {&d->q,       &d->qd,       &d->qdd,       &d->force,  &d->qhat_v, &d->qhat_a,
                        &d->qd_star, &d->qdd_star, &d->ctrl_work, &d->lambda, &d->sigma,  &d->kappa,
                        &d->phi,     &d->phit,     &d->phidd_rhs, &d->phiq,   &d->stiff,  &d->damp,
-                       &d->tangent, &d->proj,     &d->out,       &d->unwrap, &d->work};
+                       &d->tangent, &d->proj,     &d->out,       &d->unwrap, &d->work,   &d->psi};
   const size_t counts[] = {nq,
                            nq,
                            nq,
@@ -35,7 +35,8 @@ mb_data* mb_data_create(const mb_model* m) {
                            nn,
                            (size_t)m->nout,
                            3 * (size_t)m->nsensor,
-                           4 * nq + 2 * nc + nn};
+                           4 * nq + 2 * nc + nn,
+                           (size_t)m->nfunctional};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* buf = calloc(total, sizeof(double));

@@ -60,6 +60,11 @@ static int observe(const mb_model* m, const mb_data* d, void* user) {
   return 0;
 }
 
+/* The functionals are complete only when the run reached t_end. */
+static int functionals_complete(const mb_model* m, const mb_data* d, mb_status st) {
+  return st == MB_OK && m->nfunctional > 0 && fabs(d->t - m->opt.t_end) < 0.5 * m->opt.step;
+}
+
 static void print_summary(const char* name, const mb_model* m, const mb_data* d, double seconds,
                           const char* csv_path, long rows, mb_status st) {
   const mb_report* r = &d->report;
@@ -84,6 +89,12 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
          r->energy_initial, r->energy_final, r->work_nonconservative);
   printf("balance      max |E - E0 - W| = %.3e J = %.3e of the energy exchanged (%.4g J)\n",
          r->max_energy_error, rel, r->energy_scale);
+  if (functionals_complete(m, d, st)) {
+    printf("functionals ");
+    for (int f = 0; f < m->nfunctional; f++)
+      printf(" %s = %.9g", m->functional_name + (size_t)f * MB_NAME_LEN, d->psi[f]);
+    printf("\n");
+  }
   printf("wall time    %.3f s\n", seconds);
   if (csv_path) printf("csv          %s (%ld rows, %d output columns)\n", csv_path, rows, m->nout);
   printf("status       %s\n", st == MB_OK ? "completed" : mb_status_str(st));
@@ -112,6 +123,11 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "work_nonconservative", r->work_nonconservative);
   cJSON_AddNumberToObject(o, "max_energy_error", r->max_energy_error);
   cJSON_AddNumberToObject(o, "energy_scale", r->energy_scale);
+  if (functionals_complete(m, d, st)) {
+    cJSON* psi = cJSON_AddObjectToObject(o, "functionals");
+    for (int f = 0; f < m->nfunctional; f++)
+      cJSON_AddNumberToObject(psi, m->functional_name + (size_t)f * MB_NAME_LEN, d->psi[f]);
+  }
   cJSON_AddNumberToObject(o, "seconds", seconds);
   if (csv_path) {
     cJSON_AddStringToObject(o, "csv", csv_path);

@@ -205,6 +205,8 @@ typedef struct mb_data {
   double* proj;      /* (nq x nq) M + Phi_q^T alpha Phi_q, Cholesky factor after a step */
 
   double* out;    /* (nout) sensor values after mb_sensors */
+  double* psi;    /* (nfunctional) functionals of mb_simulate's run (trapezoidal rule): complete
+                     at t_end, only indicative when the run stopped earlier */
   double* unwrap; /* (nsensor x 3) previous angles, to unwrap angle outputs */
   int have_unwrap;
 
