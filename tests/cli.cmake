@@ -18,6 +18,12 @@ mbopt_cli_test(simulate_fivebar 0 "status +completed" 0
   simulate problems/fivebar.json --csv ${CMAKE_BINARY_DIR}/fivebar.csv)
 mbopt_cli_test(simulate_json 0 "\"status\":\"completed\"" 0
   simulate problems/slider_crank.json --t-end 0.1 --json)
+# the summary's functionals: the five-bar benchmark's psi (../shared/benchmarks: 0.7268777,
+# 7.342272, 304.92075 at h = 1e-3)
+mbopt_cli_test(simulate_functionals 0 "functionals  psi1 = 0\\.7268777[0-9]* psi2 = 7\\.34227[0-9]* psi3 = 304\\.92[0-9]*" 0
+  simulate problems/fivebar.json --step 1e-3)
+mbopt_cli_test(simulate_functionals_json 0 "\"functionals\":{\"psi1\":0\\.7268777" 0
+  simulate problems/fivebar.json --step 1e-3 --json)
 mbopt_cli_test(simulate_csv_unwritable 3 "cannot write" 1
   simulate problems/fivebar.json --csv /nonexistent-dir/out.csv)
 
@@ -112,3 +118,11 @@ mbopt_cli_test(simulate_buggy 0 "14 DOF.*status +completed" 0
   simulate problems/vehicle/buggy.json --t-end 0.01)
 mbopt_cli_test(simulate_step_descent 0 "14 DOF.*status +completed" 0
   simulate problems/vehicle/step_descent.json --t-end 0.02)
+mbopt_cli_test(simulate_double_lane_change 0 "14 DOF.*status +completed" 0
+  simulate problems/vehicle/double_lane_change.json --t-end 0.1)
+# the lane change's gradient against finite differences over its first 2 s (the steering starts
+# at 1.5 s), both methods
+mbopt_cli_test(check_double_lane_change_forward 0 "passed" 0
+  check problems/vehicle/double_lane_change.json --method forward --t-end 2 --tolerance 1e-4)
+mbopt_cli_test(check_double_lane_change_adjoint 0 "passed" 0
+  check problems/vehicle/double_lane_change.json --method adjoint --t-end 2 --tolerance 1e-4)

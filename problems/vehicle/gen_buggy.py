@@ -8,12 +8,13 @@ Every body has the identity orientation in the design pose, so every marker is w
 (global design point - body origin). The design pose is the static ride height: wheel centres at
 z = R_WHEEL (no tyre deflection modelled yet), chassis level.
 
-The spring natural lengths are computed so that the design pose is in static equilibrium when the
+The spring preloads are computed so that the design pose is in static equilibrium when the
 wheel centres carry the vehicle's weight: the virtual velocities of every suspension body for a
 unit suspension motion are measured with mbopt itself (a kinematic run of a copy with the chassis
 welded to the ground and the arm hinges driven at 1 rad/s), then, per corner,
     F_wheel * dz_wheel - g * sum(m_i dz_i) - f_spring * dl_spring = 0   (virtual power)
-gives the spring tension f_spring (negative: compression) and l0 = l_design - f_spring / k.
+gives the spring tension f_spring (negative: compression). Each spring's natural length is its
+design length and its constant force f_spring, so the equilibrium does not move with k.
 With --checks DIR the script also writes the verification variants used in README.md.
 """
 import copy
@@ -75,6 +76,18 @@ C_SLIP_X, C_SLIP_Y, MU = 3.0e4, 3.0e4, 0.9   # N/(m/s) slip stiffnesses, frictio
 V0 = 3.0                        # m/s, straight run
 STEP_X, STEP_H, STEP_W = 5.5, -0.01, 0.02   # road step: position, height (down), smoothing width
 T_END_SD = 4.5
+# double_lane_change.json: ISO 3888-1 style course (entry, lane change, hold, return), open-loop rack
+V_DLC, T_END_DLC, H_DLC = 10.0, 12.0, 1e-2   # m/s, s, s
+DLC_ENTRY, DLC_CHANGE, DLC_HOLD, DLC_RETURN, DLC_OFFSET = 15.0, 30.0, 25.0, 25.0, 3.5   # m
+DLC_TABLE_DT = 0.1              # s, samples of the rack travel (natural cubic spline between them)
+RACK_PER_STEER = -0.12          # m of rack per rad of steer (steering arm 0.12 m behind the axle)
+SLIP_DLC = (3.0e3, 4.0e3)  # N/(m/s): C_kappa / V = 3e4 N and C_alpha / V = 4e4 N/rad per tyre at 10 m/s
+ZCG_BOUNDS = (-0.3, 0.8)        # m: brackets the roll axis height (near the ground for this geometry)
+# stopping: design variables to 5 digits and objectives to 6; below that the objectives' noise
+# from the Newton tolerance (about 1e-9 relative) steers the search
+STOP = {"ftol_rel": 1e-6, "xtol_rel": 1e-5}
+# the optimisation's starting design: a firm, heavily damped setup (k_f, c_f, k_r, c_r)
+BASELINE = {"k_f": 2.5e4, "c_f": 2000.0, "k_r": 2.5e4, "c_r": 2000.0}
 
 
 def mir(p, s):
@@ -121,8 +134,11 @@ class Body:
         return self.name + "." + mname
 
 
-def build(l0=None):
-    """The model as a dict; l0 = {spring name: natural length} (design lengths if None)."""
+def build(preload=None):
+    """The model as a dict; preload = {spring name: spring force at the design pose} (none if None).
+    Each spring's natural length is its design length and its constant force the preload, so the
+    design pose stays the static equilibrium whatever the stiffness."""
+    preload = preload or {}
     bodies, joints, forces, outputs = [], [], [], []
     unsprung = {}   # corner -> list of (body name, mass, com marker)
     springs = {}    # spring name -> (top, bottom) global points
@@ -149,11 +165,12 @@ def build(l0=None):
                        "marker2": wheel.marker("hub", wc, [0, s, 0], [1, 0, 0])})
         sp = "spring_" + c
         springs[sp] = (mir(top, s), mir(bottom, s))
+        length = math.dist(*springs[sp])
         forces.append({"name": sp, "type": "spring",
                        "marker1": ch.marker("S_" + c, mir(top, s)),
                        "marker2": lower.marker("S", mir(bottom, s)),
                        "stiffness": "$k_" + axle, "damping": "$c_" + axle,
-                       "natural_length": "$l0_" + c})
+                       "natural_length": round(length, 9), "force": round(preload.get(sp, 0.0), 4)})
         unsprung[c] = [(b.name, b.d["mass"]) for b in corner_bodies]
         bodies.extend(corner_bodies)
 
@@ -208,14 +225,8 @@ def build(l0=None):
         ]
         spin_and_spring(c, s, ra, wh, ra, R_SPRING_TOP, R_SPRING_BOT, "r", (ra, wh))
 
-    def dist(p, q):
-        return math.sqrt(sum((a - b) ** 2 for a, b in zip(p, q)))
-
-    design_len = {k: dist(*v) for k, v in springs.items()}
-    l0 = l0 or design_len
+    design_len = {k: math.dist(*v) for k, v in springs.items()}
     params = {"m_chassis": M_CHASSIS, "z_cg": Z_CG, "k_f": K_F, "c_f": C_F, "k_r": K_R, "c_r": C_R}
-    for c in ("fl", "fr", "rl", "rr"):
-        params["l0_" + c] = round(l0["spring_" + c], 9)
 
     outputs = [
         {"name": "chassis_pos", "type": "position", "marker": "chassis.G"},
@@ -302,7 +313,7 @@ def run_csv(mbopt, spec, path_json, path_csv, extra=()):
     return rows[0], [float(x) for x in rows[1]]
 
 
-def natural_lengths(mbopt, tmp):
+def spring_preloads(mbopt, tmp):
     """Virtual-power balance per corner from a driven kinematic run of the welded copy."""
     model, unsprung, springs, design_len = build()
     m_tot, xg, loads = wheel_loads(model)
@@ -325,9 +336,8 @@ def natural_lengths(mbopt, tmp):
     w["simulation"] = {"t_end": 1e-3, "step": 1e-3}
     head, row = run_csv(mbopt, w, os.path.join(tmp, "buggy_mr.json"), os.path.join(tmp, "buggy_mr.csv"))
     val = dict(zip(head, row))
-    l0, info = {}, {}
+    preload, info = {}, {}
     for c, bl in unsprung.items():
-        k = K_F if c[0] == "f" else K_R
         top, bot = springs["spring_" + c]
         L = design_len["spring_" + c]
         e = [(bot[i] - top[i]) / L for i in range(3)]
@@ -335,41 +345,58 @@ def natural_lengths(mbopt, tmp):
         zw = val["vw_" + c]
         gpow = G * sum(mass * val["v_" + name] for name, mass in bl)
         f = (loads[c] * zw - gpow) / ldot          # spring tension at the design pose
-        l0[c] = L - f / k
+        preload["spring_" + c] = f
         info[c] = {"motion_ratio": ldot / zw, "wheel_load": loads[c], "spring_force": f,
-                   "length": L, "l0": l0[c], "unsprung_mass": sum(mass for _, mass in bl)}
-    return {"spring_" + c: v for c, v in l0.items()}, info, m_tot, xg
+                   "length": L, "unsprung_mass": sum(mass for _, mass in bl)}
+    return preload, info, m_tot, xg
 
 
-def step_descent(model, loads):
-    """The buggy on four tyres, rolling at V0 over a 1 cm step down at x = STEP_X.
+def inline(model, names):
+    """A copy of model with the parameters `names` replaced by their values (plain numbers)."""
+    values = {"$" + n: model["parameters"][n] for n in names}
+
+    def walk(x):
+        if isinstance(x, dict):
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return values.get(x, x) if isinstance(x, str) else x
+    out = walk(model)
+    out["parameters"] = {k: v for k, v in model["parameters"].items() if k not in names}
+    return out
+
+
+def on_tyres(model, loads, name, v0, road, slip):
+    """The buggy on four tyres, rolling straight ahead at v0 (m/s) at t = 0.
 
     The initial pose is the static one on the tyres: every wheel centre is lowered by its static
     deflection load / K_TYRE (front and rear differ, so the chassis pitches slightly); the
     suspension keeps its design position, where the springs already carry the loads. The initial
     assembly sets this from "initial" entries on the chassis (two z values: height and pitch) and on
-    the wheel centres, plus the rates: chassis x rate V0, spins V0 / R_WHEEL about +y.
+    the wheel centres, plus the rates: chassis x rate v0, spins v0 / R_WHEEL about +y.
+    The sensitivity parameters are k_f, c_f, k_r, c_r and m_chassis (z_cg is inlined).
     """
-    sd = copy.deepcopy(model)
-    sd["name"] = "buggy on tyres: 1 cm step descent at 3 m/s (seed 003 10.2)"
-    sd["parameters"].update({"k_t": K_TYRE, "c_t": C_TYRE, "C_x": C_SLIP_X, "C_y": C_SLIP_Y, "mu": MU})
+    sd = inline(model, ["z_cg"])
+    sd["name"] = name
     defl = {c: f / K_TYRE for c, f in loads.items()}
     d_f, d_r = defl["fl"], defl["rl"]
 
     def sink(x):    # chassis lowering at x, linear between the axles (rigid pitch)
         return d_r + (d_f - d_r) * (x - X_R) / WHEELBASE
     for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
-        sd["forces"].append({"name": "tyre_" + c, "type": "tyre", "wheel": "W_" + c + ".hub",
-                             "radius": R_WHEEL, "stiffness": "$k_t", "damping": "$c_t",
-                             "road": {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}},
-                             "slip": {"longitudinal": "$C_x", "lateral": "$C_y", "friction": "$mu"}})
+        tyre = {"name": "tyre_" + c, "type": "tyre", "wheel": "W_" + c + ".hub",
+                "radius": R_WHEEL, "stiffness": K_TYRE, "damping": C_TYRE,
+                "slip": {"longitudinal": slip[0], "lateral": slip[1], "friction": MU}}
+        if road:
+            tyre["road"] = road
+        sd["forces"].append(tyre)
     init = [{"marker": "chassis.G", "component": "z", "value": round(Z_CG - sink(0.0), 9)},
             {"marker": "chassis.P1", "component": "z",
              "value": round(FRONT_POINT[2] - sink(FRONT_POINT[0]), 9)},
             # all 14 rates are prescribed (an unprescribed rate is not zero but whatever the velocity
             # assembly makes of it): chassis translation (3), pitch, yaw and roll rates through
             # P1 z, P1 y and the left front spring mount z; suspension travel rates; spins
-            {"marker": "chassis.G", "component": "x", "rate": V0},
+            {"marker": "chassis.G", "component": "x", "rate": v0},
             {"marker": "chassis.G", "component": "y", "rate": 0},
             {"marker": "chassis.G", "component": "z", "rate": 0},
             {"marker": "chassis.P1", "component": "z", "rate": 0},
@@ -379,18 +406,76 @@ def step_descent(model, loads):
         init.append({"marker": "W_" + c + ".hub", "component": "z", "value": round(R_WHEEL - defl[c], 9),
                      "rate": 0})
     for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
-        # the spin joint's axis is (0, s, 0): rolling forward needs +V0/R about +y
-        init.append({"joint": "spin_" + c, "rate": round(s * V0 / R_WHEEL, 9)})
+        # the spin joint's axis is (0, s, 0): rolling forward needs +v0/R about +y
+        init.append({"joint": "spin_" + c, "rate": round(s * v0 / R_WHEEL, 9)})
     sd["initial"] = init
+    return sd, defl
+
+
+def step_descent(model, loads):
+    """Straight run at V0 over a 1 cm step down at x = STEP_X; comfort objective."""
+    sd, defl = on_tyres(model, loads, "buggy on tyres: 1 cm step descent at 3 m/s (seed 003 10.2)",
+                        V0, {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}}, (C_SLIP_X, C_SLIP_Y))
     sd["outputs"].append({"name": "wheel_fl_omega", "type": "angular_velocity", "body": "W_fl"})
     sd["outputs"].append({"name": "wheel_fr_omega", "type": "angular_velocity", "body": "W_fr"})
     sd["functionals"] = [{"name": "comfort", "integral": [{"output": "front_acc.z"}]}]
     sd["optimization"] = {
-        "parameters": {k: {"lower": 10, "upper": 1e5} for k in ("k_f", "c_f", "k_r", "c_r")},
-        "objective": "comfort", "algorithm": "slsqp", "maxeval": 40}
-    sd["sensitivity"] = "forward"
+        "parameters": {k: {"lower": 10, "upper": 1e5, "initial": v} for k, v in BASELINE.items()},
+        "objective": "comfort", "algorithm": "lbfgs", **STOP, "maxeval": 40}
+    sd["sensitivity"] = "adjoint"
     sd["simulation"] = dict(model["simulation"], t_end=T_END_SD)
     return sd, defl
+
+
+def lane_change_offset(x):
+    """Lateral offset (m) of the path at distance x (m) along the ISO 3888-1 style course: each
+    change follows y = A (u - sin(2 pi u) / (2 pi)), u the fraction of the change, whose curvature
+    starts and ends at zero."""
+    def change(x, x0, length):
+        u = min(max((x - x0) / length, 0.0), 1.0)
+        return u - math.sin(2 * math.pi * u) / (2 * math.pi)
+    x1, x2 = DLC_ENTRY, DLC_ENTRY + DLC_CHANGE + DLC_HOLD
+    return DLC_OFFSET * (change(x, x1, DLC_CHANGE) - change(x, x2, DLC_RETURN))
+
+
+def lane_change_rack(t):
+    """Rack travel (m) at time t: the kinematic (Ackermann, no slip) steer angle of the path's
+    curvature at x = V_DLC t, delta = wheelbase * y''(x), through the steering arm:
+    rack = RACK_PER_STEER * delta."""
+    dx = 1e-3
+    x = V_DLC * t
+    curvature = (lane_change_offset(x + dx) - 2 * lane_change_offset(x) + lane_change_offset(x - dx)) / dx ** 2
+    return RACK_PER_STEER * WHEELBASE * curvature
+
+
+def double_lane_change(model, loads):
+    """ISO 3888-1 style double lane change at V_DLC with the rack driven open loop; roll objective."""
+    sd, _ = on_tyres(model, loads, "buggy on tyres: double lane change at 10 m/s (seed 003 10.2.2)",
+                     V_DLC, None, SLIP_DLC)
+    times = [round(i * DLC_TABLE_DT, 6) for i in range(int(round(T_END_DLC / DLC_TABLE_DT)) + 1)]
+    rack = [round(lane_change_rack(t), 9) for t in times]
+    for drv in sd["drivers"]:
+        if drv["name"] == "steering":
+            drv["function"] = {"table": {"t": times, "values": rack}}
+    sd["outputs"].append({"name": "rack", "type": "joint", "joint": "rack_guide"})
+    sd["functionals"] = [{"name": "roll", "integral": [{"output": "chassis_omega.x"}]}]
+    sd["optimization"] = {
+        "parameters": {k: {"lower": 10, "upper": 1e5} for k in ("k_f", "c_f", "k_r", "c_r")},
+        "objective": "roll", "algorithm": "lbfgs", **STOP, "maxeval": 40}
+    sd["sensitivity"] = "adjoint"
+    sd["simulation"] = dict(model["simulation"], t_end=T_END_DLC, step=H_DLC)
+    return sd
+
+
+def cg_height(dlc):
+    """The double lane change with the chassis centre-of-mass height as the design variable."""
+    sd = copy.deepcopy(dlc)
+    sd["name"] = "buggy: chassis CoM height for the double lane change (seed 000)"
+    sd["parameters"] = dict(sd["parameters"], z_cg=Z_CG)
+    sd["bodies"][0]["com"] = [0, 0, "$z_cg"]
+    sd["optimization"] = {"parameters": {"z_cg": {"lower": ZCG_BOUNDS[0], "upper": ZCG_BOUNDS[1]}},
+                          "objective": "roll", "algorithm": "lbfgs", **STOP, "maxeval": 30}
+    return sd
 
 
 def main():
@@ -402,24 +487,26 @@ def main():
         del args[i:i + 2]
     mbopt = args[0] if args else "build/mbopt"
     tmp = checks or tempfile.gettempdir()
-    l0, info, m_tot, xg = natural_lengths(mbopt, tmp)
-    model, *_ = build(l0)
+    preload, info, m_tot, xg = spring_preloads(mbopt, tmp)
+    model, *_ = build(preload)
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "buggy.json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
     _, _, loads = wheel_loads(model)
     sd, defl = step_descent(model, loads)
-    with open(os.path.join(here, "step_descent.json"), "w") as f:
-        json.dump(sd, f, indent=1)
-        f.write("\n")
+    dlc = double_lane_change(model, loads)
+    for name, spec in (("step_descent", sd), ("double_lane_change", dlc), ("cg_height", cg_height(dlc))):
+        with open(os.path.join(here, name + ".json"), "w") as f:
+            json.dump(spec, f, indent=1)
+            f.write("\n")
     print("step_descent.json: static tyre deflection front %.2f mm, rear %.2f mm"
           % (1e3 * defl["fl"], 1e3 * defl["rl"]))
     print("total mass %.2f kg, CG x %.4f m (front axle x %.2f, rear %.2f)" % (m_tot, xg, X_F, X_R))
     for c, d in info.items():
         print("%s: motion ratio dl/dz %.4f, wheel load %.1f N, unsprung %.1f kg, spring force %.1f N, "
-              "length %.5f m, l0 %.5f m" % (c, d["motion_ratio"], d["wheel_load"], d["unsprung_mass"],
-                                            d["spring_force"], d["length"], d["l0"]))
+              "length %.5f m" % (c, d["motion_ratio"], d["wheel_load"], d["unsprung_mass"],
+                               d["spring_force"], d["length"]))
     if checks:
         _, _, loads = wheel_loads(model)
         w = welded(model)
