@@ -18,6 +18,13 @@
    gradient) */
 enum { MAX_CONSECUTIVE_FAILURES = 3, MAX_CONSECUTIVE_REPEATS = 20 };
 
+/* evaluations in a row that improve the best objective by less than ftol_rel or ftol_abs and
+   end a gradient-based run on bounds only: NLopt tests its tolerances only on accepted steps, and
+   once an objective's noise (from the solver tolerances) is all a line search sees, it can
+   backtrack until the budget is spent. With constraints, points that approach feasibility without
+   lowering the objective are progress, so the rule does not apply. */
+enum { MAX_EVALUATIONS_WITHOUT_PROGRESS = 5 };
+
 /* a point is feasible when every violation, relative to max(1, |bound|), is at most this */
 static const double FEASIBILITY_TOL = 1e-8;
 
@@ -34,7 +41,8 @@ typedef enum stop_reason {
   STOP_FAILURES,
   STOP_FATAL,
   STOP_NONFINITE_POINT,
-  STOP_STALLED
+  STOP_STALLED,
+  STOP_NO_PROGRESS
 } stop_reason;
 
 struct mbo_optimizer {
@@ -73,7 +81,9 @@ struct mbo_optimizer {
   /* per run: the NLopt handle, counts and why the wrapper stopped */
   nlopt_opt nlopt;
   int evaluations, gradient_evaluations, failed_evaluations, improvements, consecutive_failures;
-  int repeats;       /* consecutive objective requests served by the cache */
+  int repeats;                       /* consecutive objective requests served by the cache */
+  int have_progress, since_progress; /* evaluations since the best objective improved */
+  double progress_f;                 /* by more than the tolerances, and that objective */
   double f_lo, f_hi; /* range of the objective over the successful evaluations of the run */
   stop_reason reason;
   int fatal_code;
@@ -374,6 +384,20 @@ static void record_range(mbo_optimizer* o) {
   o->have_range = 1;
 }
 
+/* Counts the evaluations since the best objective last improved by more than
+   max(ftol_rel |f|, ftol_abs). */
+static void track_progress(mbo_optimizer* o, int failed) {
+  if (!failed) {
+    const double f = o->cache_f;
+    const double tol = fmax(o->settings.ftol_rel * fabs(o->progress_f), o->settings.ftol_abs);
+    if (!o->have_progress || f < o->progress_f - tol) {
+      o->have_progress = 1, o->progress_f = f, o->since_progress = 0;
+      return;
+    }
+  }
+  if (o->have_progress) o->since_progress++;
+}
+
 /* Asks NLopt to stop, keeping the first reason; returns 1 (the point is not usable). */
 static int stop(mbo_optimizer* o, stop_reason reason) {
   if (o->reason == STOP_NONE) o->reason = reason;
@@ -439,6 +463,7 @@ static int evaluate(mbo_optimizer* o, const double* u, int want_grad) {
     record_best(o);
     record_range(o);
   }
+  track_progress(o, failed);
   if (o->observer)
     o->observer(o->evaluations, o->cache_x, o->cache_f, ncon ? o->cache_c : NULL, want_grad, failed,
                 o->observer_user);
@@ -458,6 +483,10 @@ static int evaluate(mbo_optimizer* o, const double* u, int want_grad) {
     stop(o, STOP_FAILURES);
   } else if (o->interrupt) {
     stop(o, STOP_INTERRUPTED);
+  } else if (o->alg->gradient && ncon == 0 &&
+             (o->settings.ftol_rel > 0 || o->settings.ftol_abs > 0) &&
+             o->since_progress >= MAX_EVALUATIONS_WITHOUT_PROGRESS) {
+    stop(o, STOP_NO_PROGRESS);
   }
   return failed;
 }
@@ -576,6 +605,13 @@ static void describe(const mbo_optimizer* o, nlopt_result r, nlopt_opt nl, mbo_r
       case STOP_FATAL:
         snprintf(msg, sizeof msg, "%s", o->message);
         break;
+      case STOP_NO_PROGRESS:
+        status = "converged";
+        snprintf(msg, sizeof msg,
+                 "%d evaluations in a row improved the objective by less than ftol_rel = %g "
+                 "or ftol_abs = %g",
+                 MAX_EVALUATIONS_WITHOUT_PROGRESS, o->settings.ftol_rel, o->settings.ftol_abs);
+        break;
       case STOP_STALLED:
         status = "roundoff_limited";
         snprintf(msg, sizeof msg,
@@ -660,6 +696,7 @@ mb_status mbo_run(mbo_optimizer* opt, double* x, mbo_result* result, mb_error* e
   /* fresh counts, cache and best point */
   opt->evaluations = opt->gradient_evaluations = opt->failed_evaluations = 0;
   opt->improvements = opt->consecutive_failures = opt->repeats = 0;
+  opt->have_progress = opt->since_progress = 0;
   opt->have_range = 0;
   opt->reason = STOP_NONE;
   opt->fatal_code = 0;

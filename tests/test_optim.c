@@ -43,6 +43,16 @@ static int quadratic(const double* x, int want_grad, double* f, double* df, doub
   return 0;
 }
 
+/* the quadratic's gradient, but every evaluation returns a slightly higher value than the one
+   before: no point ever improves on the start, so line searches backtrack without end */
+static int worse_every_time(const double* x, int want_grad, double* f, double* df, double* c,
+                            double* dc, void* user) {
+  int* calls = user;
+  quadratic(x, want_grad, f, df, c, dc, NULL);
+  *f = 100 + 1e-3 * ++*calls;
+  return 0;
+}
+
 /* (log10 x - 2)^2 on [1e-3, 1e6]: the optimum x = 100 sits at 5/9 of the log scale */
 static int logquad(const double* x, int want_grad, double* f, double* df, double* c, double* dc,
                    void* user) {
@@ -489,6 +499,25 @@ static void test_fatal_and_budget(mbt_tally* t) {
     snprintf(what, sizeof what, "maxeval 17 / %s: max_evaluations after 17", mbo_algorithm_name(a));
     mbt_check(t, st == MB_OK && !strcmp(r.status, "max_evaluations") && r.evaluations == 17, what,
               r.evaluations, 17);
+    mbo_destroy(o);
+  }
+
+  /* a gradient-based run ends once 5 evaluations in a row fail to improve on the best
+     objective by ftol_rel, instead of backtracking through its budget */
+  const problem* q = &problems[1];
+  for (int a = 0; a < NALG; a++) {
+    if (!mbo_algorithm_uses_gradient((mbo_algorithm)a)) continue;
+    char what[160];
+    int calls = 0;
+    o = setup(q, (mbo_algorithm)a, worse_every_time, &calls, 200);
+    double xq[NMAX] = {0};
+    st = mbo_run(o, xq, &r, NULL);
+    printf("     no progress / %-8s %d evaluations: %s: %s\n", mbo_algorithm_name(a), r.evaluations,
+           r.status, r.message);
+    snprintf(what, sizeof what, "no progress / %s: converged after 1 + 5 evaluations",
+             mbo_algorithm_name(a));
+    mbt_check(t, st == MB_OK && !strcmp(r.status, "converged") && r.evaluations == 6, what,
+              r.evaluations, 6);
     mbo_destroy(o);
   }
 

@@ -81,7 +81,9 @@ typedef struct mbo_settings {
 void mbo_settings_default(mbo_settings* s);
 
 /* The outcome of a run. status is one of
-     "converged"          the ftol, xtol or stopval criterion was met,
+     "converged"          the ftol, xtol or stopval criterion was met, or (gradient-based
+                          algorithms without constraints) 5 evaluations in a row improved the
+                          best objective by less than ftol_rel (relative) and ftol_abs,
      "max_evaluations"    maxeval evaluations were spent,
      "max_time"           maxtime seconds were spent,
      "roundoff_limited"   the algorithm could make no further progress because of roundoff,
