@@ -102,8 +102,8 @@ static void observe(const mb_opt_evaluation* e, void* user) {
     fflush(rf->best);
   }
   if (rf->progress && (e->with_gradient || e->index % 10 == 0))
-    fprintf(stderr, "  evaluation %4d  objective %-14.8g best %-14.8g%s\n", e->index, e->objective,
-            rf->best_f, e->failed ? "  (failed)" : "");
+    fprintf(stderr, "  evaluation %4d  objective %-14.8g best %-14.8g %8.1f s%s\n", e->index,
+            e->objective, rf->best_f, e->seconds, e->failed ? "  (failed)" : "");
 }
 
 static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_result* r) {
