@@ -1167,6 +1167,7 @@ static int sensor_columns(int dim, const mb_sensor_desc* s) {
     case MB_SENSOR_POINT_ACCELERATION:
       return dim;
     case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY:
     case MB_SENSOR_BODY_ANGLES:
       return dim == 2 ? 1 : 3;
     default:
@@ -1191,6 +1192,7 @@ static void sensor_setup(compiler* c) {
         ref[0] = marker_index(c, s->body, s->marker);
         break;
       case MB_SENSOR_BODY_ANGULAR_VELOCITY:
+      case MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY:
       case MB_SENSOR_BODY_ANGLES:
         ref[0] = s->body;
         break;
@@ -1212,7 +1214,8 @@ static void sensor_setup(compiler* c) {
     m->sensor_outnum[i] = ncol;
     int angles = s->type == MB_SENSOR_BODY_ANGLES && c->dim == 3;
     int planar_rot =
-        (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY) &&
+        (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY ||
+         s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY) &&
         c->dim == 2;
     for (int k = 0; k < ncol; k++) {
       char* name = m->out_name + MB_LABEL_LEN * m->nout++;

@@ -73,6 +73,27 @@ static void angular_velocity_chain(chain* c, int body, int comp) {
   }
 }
 
+/* component k along the body's axes, (dE_a . E_b - dE_b . E_a) / 2 with (k, a, b) cyclic (see
+   sensors.c); planar models have the global angular velocity about z */
+static void body_axes_angular_velocity_chain(chain* c, int body, int comp) {
+  const mb_model* m = c->m;
+  if (m->dim == 2) {
+    angular_velocity_chain(c, body, comp);
+    return;
+  }
+  const int* E = m->body_axes + 3 * body;
+  const int a = E[(comp + 1) % 3], b = E[(comp + 2) % 3];
+  double ea[3], eb[3], eda[3], edb[3];
+  mb_lvec_eval(m, a, c->d->q, ea);
+  mb_lvec_eval(m, b, c->d->q, eb);
+  mb_lvec_rate(m, a, c->d->qd, eda);
+  mb_lvec_rate(m, b, c->d->qd, edb);
+  chain_lvec(c, a, LV_VALUE, -0.5, edb);
+  chain_lvec(c, a, LV_RATE, 0.5, eb);
+  chain_lvec(c, b, LV_VALUE, 0.5, eda);
+  chain_lvec(c, b, LV_RATE, -0.5, ea);
+}
+
 /* body angles: yaw (planar angle) atan2(Ex_y, Ex_x), pitch -asin(Ex_z), roll atan2(Ey_z, Ez_z) */
 static void angles_chain(chain* c, int body, int comp) {
   const mb_model* m = c->m;
@@ -336,6 +357,9 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
       break;
     case MB_SENSOR_BODY_ANGULAR_VELOCITY:
       angular_velocity_chain(c, ref[0], comp);
+      break;
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY:
+      body_axes_angular_velocity_chain(c, ref[0], comp);
       break;
     case MB_SENSOR_BODY_ANGLES:
       angles_chain(c, ref[0], comp);

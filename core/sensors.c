@@ -59,6 +59,25 @@ static void body_angles(const mb_model* m, const mb_data* d, int body, double* o
   out[2] = atan2(ey[2], ez[2]);
 }
 
+/* angular velocity along the body's axes E_x, E_y, E_z: w_k = (dE_a . E_b - dE_b . E_a) / 2 with
+   (k, a, b) cyclic, which equals w . E_k for orthonormal axes (planar: w about z) */
+static void body_axes_angular_velocity(const mb_model* m, const mb_data* d, int body, double* w) {
+  if (m->dim == 2) {
+    mb_body_angular_velocity(m, body, d->q, d->qd, w);
+    return;
+  }
+  const int* E = m->body_axes + 3 * body;
+  double e[3][3], ed[3][3];
+  for (int k = 0; k < 3; k++) {
+    mb_lvec_eval(m, E[k], d->q, e[k]);
+    mb_lvec_rate(m, E[k], d->qd, ed[k]);
+  }
+  for (int k = 0; k < 3; k++) {
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    w[k] = 0.5 * (mbu_dot3(ed[a], e[b]) - mbu_dot3(ed[b], e[a]));
+  }
+}
+
 int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle) {
   const int* ref = m->sensor_ref + 2 * i;
   int nv = 1;
@@ -76,6 +95,11 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
       break;
     case MB_SENSOR_BODY_ANGULAR_VELOCITY:
       mb_body_angular_velocity(m, ref[0], d->q, d->qd, v);
+      if (m->dim == 2) v[0] = v[2];
+      nv = m->dim == 2 ? 1 : 3;
+      break;
+    case MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY:
+      body_axes_angular_velocity(m, d, ref[0], v);
       if (m->dim == 2) v[0] = v[2];
       nv = m->dim == 2 ? 1 : 3;
       break;

@@ -1645,6 +1645,7 @@ static const struct {
     {"velocity", MB_SENSOR_POINT_VELOCITY, NEED_MARKER},
     {"acceleration", MB_SENSOR_POINT_ACCELERATION, NEED_MARKER},
     {"angular_velocity", MB_SENSOR_BODY_ANGULAR_VELOCITY, NEED_BODY},
+    {"angular_velocity_body", MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY, NEED_BODY},
     {"angles", MB_SENSOR_BODY_ANGLES, NEED_BODY},
     {"joint", MB_SENSOR_JOINT_COORDINATE, NEED_JOINT},
     {"joint_rate", MB_SENSOR_JOINT_RATE, NEED_JOINT},
@@ -1674,7 +1675,9 @@ static mb_status read_component(json_ctx* c, const cJSON* e, const char* path, m
     names = n == 2 ? planar_angle : euler_name;
     hint = n == 2 ? "planar models have only \"angle\"" : "yaw, pitch or roll";
     n = n == 2 ? 1 : 3;
-  } else if (s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY && n == 2) {
+  } else if ((s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY ||
+              s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY) &&
+             n == 2) {
     names = planar_omega;
     hint = "planar models have only \"z\"";
     n = 1;
@@ -1720,7 +1723,8 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
     if (t < 0)
       return fail(c, sub,
                   "unknown output type \"%.64s\" (position, velocity, acceleration, "
-                  "angular_velocity, angles, joint, joint_rate, spring_length, spring_force, "
+                  "angular_velocity, angular_velocity_body, angles, joint, joint_rate, "
+                  "spring_length, spring_force, "
                   "kinetic_energy, gravity_energy, elastic_energy, total_energy, control or "
                   "control_error)",
                   type);

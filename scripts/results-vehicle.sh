@@ -2,18 +2,19 @@
 # Regenerates results/vehicle/ (problems/vehicle/README.md describes the specs):
 #  - check_*.txt: `mbopt check` of the three vehicle specs (every parameter, 1e-4);
 #  - step_descent/: the suspension tuning for comfort compared over four algorithms from the
-#    spec's firm baseline, with before/after time histories (scripts/compare-problem.sh), and the
-#    double lane change driven with the baseline and with the tuned suspension (dlc_*.csv);
+#    spec's firm baseline, with before/after time histories (scripts/compare-problem.sh) (part
+#    step), and the double lane change driven with the baseline and with the tuned suspension
+#    (dlc_*.csv; part lane, after step);
 #  - cg_height/: the chassis centre-of-mass height minimising the roll rate in the lane change;
 #  - dlc_bench.*: the 12 s double lane change, one simulation against the 5-parameter forward and
 #    adjoint gradients and central differences, measured side by side in one run (bench.svg).
-#   scripts/results-vehicle.sh [check|step|cg|bench ...]   (default: all)
+#   scripts/results-vehicle.sh [check|step|lane|cg|bench ...]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/vehicle
 mkdir -p "$out"
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(check step cg bench)
+[ ${#parts[@]} -gt 0 ] || parts=(check step lane cg bench)
 
 for part in "${parts[@]}"; do
   case $part in
@@ -26,6 +27,9 @@ for part in "${parts[@]}"; do
     dir=$out/step_descent
     scripts/compare-problem.sh problems/vehicle/step_descent.json "$dir" lbfgs,slsqp,mma,ccsaq \
       "front_acc.z chassis_pos.z chassis_omega.y chassis_omega.x"
+    ;;
+  lane)
+    dir=$out/step_descent
     # the lane change with the baseline (the step descent's starting design) and the tuned design
     baseline=$(python3 -c 'import json, sys
 o = json.load(open("problems/vehicle/step_descent.json"))["optimization"]["parameters"]
@@ -39,9 +43,9 @@ print(" ".join("--set %s=%r" % (k, v["initial"]) for k, v in o.items()))')
     gnuplot -e "set terminal svg size 800,660 dynamic noenhanced font 'sans,11';
       set output '$dir/dlc_time_histories.svg'; set datafile separator ','; set key top right;
       set multiplot layout 3,1 title 'double lane change: step-descent baseline and tuned suspension';
-      set xlabel 't (s)'; set ylabel 'roll rate chassis_omega.x (rad/s)';
-      plot '$dir/dlc_before.csv' using 1:'chassis_omega.x' with lines title 'baseline',
-           '$dir/dlc_after.csv' using 1:'chassis_omega.x' with lines title 'tuned for comfort';
+      set xlabel 't (s)'; set ylabel 'roll rate (rad/s)';
+      plot '$dir/dlc_before.csv' using 1:'roll_rate' with lines title 'baseline',
+           '$dir/dlc_after.csv' using 1:'roll_rate' with lines title 'tuned for comfort';
       set ylabel 'roll angle (rad)';
       plot '$dir/dlc_before.csv' using 1:'chassis_angles.roll' with lines title 'baseline',
            '$dir/dlc_after.csv' using 1:'chassis_angles.roll' with lines title 'tuned for comfort';
@@ -85,6 +89,6 @@ PY
            '' using 0:2:(sprintf('%.1f s = %.2f simulations', \$2, \$3)) with labels offset 0,0.8"
     rm -f "$out/dlc_bench.dat"
     ;;
-  *) echo "results-vehicle: unknown part '$part' (check, step, cg, bench)" >&2; exit 2 ;;
+  *) echo "results-vehicle: unknown part '$part' (check, step, lane, cg, bench)" >&2; exit 2 ;;
   esac
 done

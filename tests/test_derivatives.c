@@ -286,6 +286,26 @@ static void check_sensor_rates(mbt_tally* t, const char* name, const mb_model* m
     }
     snprintf(what, sizeof what, "%s: angular velocity reproduces dE/dt = w x E", name);
     mbt_check(t, err < 1e-9, what, err, 1e-9);
+
+    /* along the body's axes: w_k = w . E_k, against the global output of the same body */
+    err = 0;
+    pairs = 0;
+    for (int i = 0; i < m->nsensor; i++) {
+      if (m->sensor_type[i] != MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY) continue;
+      const int j = partner(m, i, MB_SENSOR_BODY_ANGULAR_VELOCITY);
+      if (j < 0 || m->sensor_component[i] >= 0) continue;
+      pairs++;
+      const double* w = rate + m->sensor_outadr[j]; /* the outputs at the state */
+      for (int k = 0; k < 3; k++) {
+        double e[3];
+        mb_lvec_eval(m, m->body_axes[3 * m->sensor_ref[2 * i] + k], d->q, e);
+        err = fmax(err, fabs(rate[m->sensor_outadr[i] + k] - mbu_dot3(w, e)));
+      }
+    }
+    if (pairs > 0) {
+      snprintf(what, sizeof what, "%s: angular velocity along the body axes = w . E_k", name);
+      mbt_check(t, err < 1e-9, what, err, 1e-9);
+    }
   }
   free(q0), free(plus), free(minus), free(rate);
 }

@@ -41,10 +41,22 @@ static const char* models[] = {"tests/models/ok/features_planar.json",
    large values (squared energies), the curvature of smooth_abs the second */
 static const double step_rel[NSTEP] = {1e-6, 1e-5};
 
-static const char* const type_name[] = {
-    "position",       "velocity",       "acceleration",  "angular velocity", "angles",
-    "joint",          "joint rate",     "spring length", "spring force",     "kinetic energy",
-    "gravity energy", "elastic energy", "total energy",  "control",          "control error"};
+static const char* const type_name[] = {"position",
+                                        "velocity",
+                                        "acceleration",
+                                        "angular velocity",
+                                        "angular velocity (body axes)",
+                                        "angles",
+                                        "joint",
+                                        "joint rate",
+                                        "spring length",
+                                        "spring force",
+                                        "kinetic energy",
+                                        "gravity energy",
+                                        "elastic energy",
+                                        "total energy",
+                                        "control",
+                                        "control error"};
 _Static_assert(sizeof type_name / sizeof *type_name == NTYPE, "a name for every sensor type");
 
 /* random q near the approximate initial pose, random qd, qdd and t */

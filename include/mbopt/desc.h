@@ -135,8 +135,9 @@ typedef enum mb_sensor_type {
   MB_SENSOR_POINT_POSITION,
   MB_SENSOR_POINT_VELOCITY,
   MB_SENSOR_POINT_ACCELERATION,
-  MB_SENSOR_BODY_ANGULAR_VELOCITY,
-  MB_SENSOR_BODY_ANGLES, /* planar: angle; spatial: yaw, pitch, roll (z-y-x) */
+  MB_SENSOR_BODY_ANGULAR_VELOCITY,      /* global components */
+  MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY, /* components along the body's own axes */
+  MB_SENSOR_BODY_ANGLES,                /* planar: angle; spatial: yaw, pitch, roll (z-y-x) */
   MB_SENSOR_JOINT_COORDINATE,
   MB_SENSOR_JOINT_RATE,
   MB_SENSOR_SPRING_LENGTH,
