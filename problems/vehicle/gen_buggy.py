@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Generate problems/vehicle/buggy.json, the kinematic/inertial model of a light off-road buggy.
+"""Generate problems/vehicle/buggy.json, the model of a light off-road buggy, and its manoeuvres on
+four tyres: step_descent.json, double_lane_change.json and cg_height.json (see README.md).
 
 Usage (from the repository root):
     python3 problems/vehicle/gen_buggy.py [path/to/mbopt] [--checks DIR]
 
 Every body has the identity orientation in the design pose, so every marker is written as
 (global design point - body origin). The design pose is the static ride height: wheel centres at
-z = R_WHEEL (no tyre deflection modelled yet), chassis level.
+z = R_WHEEL (buggy.json has no tyres; the manoeuvres lower it by the static tyre deflections),
+chassis level.
 
 The spring preloads are computed so that the design pose is in static equilibrium when the
 wheel centres carry the vehicle's weight: the virtual velocities of every suspension body for a
