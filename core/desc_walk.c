@@ -78,3 +78,11 @@ void mb_desc_set_param(mb_desc* d, int p, double value) {
   param_value pv = {p, value};
   mb_desc_visit(d, set_value, &pv);
 }
+
+int mb_desc_gradient_count(const mb_desc* d) {
+  return d->gradient_param ? d->ngradient_param : d->nparam;
+}
+
+int mb_desc_gradient_param(const mb_desc* d, int k) {
+  return d->gradient_param ? d->gradient_param[k] : k;
+}

@@ -46,7 +46,8 @@ typedef struct sens_ws {
   double pen;      /* penalty of the factorised projection */
 } sens_ws;
 
-/* Workspace with tangent models for the first p parameters of desc (p may be 0). */
+/* Workspace with tangent models for the first p gradient parameters of desc (column k:
+   mb_desc_gradient_param(desc, k); p may be 0). */
 sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err);
 void sens_free(sens_ws* ws);
 

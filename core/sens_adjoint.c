@@ -232,7 +232,7 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
 
 mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
                       double* psi, double* grad, size_t* memory, mb_error* err) {
-  const int p = desc->nparam, nf = m->nfunctional, nq = m->nq, nc = m->ncon;
+  const int p = mb_desc_gradient_count(desc), nf = m->nfunctional, nq = m->nq, nc = m->ncon;
   const double h = m->opt.step;
   const long nstep = lround(m->opt.t_end / h);
   tape tp = {0};

@@ -198,8 +198,9 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->func_dep = ws->mass_dep + np;
   ws->zero = p > 0 ? mb_model_zero_clone(m) : NULL;
   for (int k = 0; k < p; k++) {
-    ws->dm[k] = ws->zero ? mbd_function_tangent(desc, m, ws->zero, k) : NULL;
-    if (!ws->dm[k] && mbd_model_tangent(desc, m, k, &ws->dm[k], err) != MB_OK) {
+    const int param = mb_desc_gradient_param(desc, k);
+    ws->dm[k] = ws->zero ? mbd_function_tangent(desc, m, ws->zero, param) : NULL;
+    if (!ws->dm[k] && mbd_model_tangent(desc, m, param, &ws->dm[k], err) != MB_OK) {
       sens_free(ws);
       return NULL;
     }

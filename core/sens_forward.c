@@ -109,7 +109,7 @@ static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, do
 
 mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
                       mb_error* err) {
-  const int p = grad ? desc->nparam : 0;
+  const int p = grad ? mb_desc_gradient_count(desc) : 0;
   const size_t cols = (size_t)m->nq * (p > 0 ? p : 1);
   sens_ws* ws = sens_create(desc, m, p, err);
   double* hist = calloc(4 * cols, sizeof(double));

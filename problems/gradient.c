@@ -77,7 +77,8 @@ static void choose(const mb_desc* desc, const mb_model* m, double* psi, double* 
   snprintf(info->reason, sizeof info->reason,
            "p = %d parameters, m = %d functionals: predicted %.3g s for adjoint against %.3g s "
            "for forward (per-step costs measured on %ld and %ld steps)",
-           desc->nparam, m->nfunctional, info->predicted_adjoint, info->predicted_forward, n1, n2);
+           mb_desc_gradient_count(desc), m->nfunctional, info->predicted_adjoint,
+           info->predicted_forward, n1, n2);
 }
 
 mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, int checkpoint,

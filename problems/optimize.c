@@ -22,7 +22,7 @@ typedef struct bridge {
   mb_opt_observer observer;
   void* user;
   double* psi;  /* (nfunctional) */
-  double* grad; /* (nfunctional x nparam) */
+  double* grad; /* (nfunctional x nvar): gradients with respect to the design variables only */
   char last_failure[200];
   double start;
 } bridge;
@@ -60,15 +60,15 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
     return 1;
   }
 
-  /* objective and constraints, with the gradient entries of the design variables */
-  const int p = d->nparam;
+  /* objective and constraints; the gradients have one column per design variable */
+  const int nv = o->nvar;
   *f = b->psi[o->objective];
   for (int k = 0; k < o->ncon; k++) c[k] = b->psi[o->con[k].functional];
   if (want_grad) {
-    for (int v = 0; v < o->nvar; v++) {
-      df[v] = b->grad[(size_t)o->objective * p + o->var[v].param];
+    for (int v = 0; v < nv; v++) {
+      df[v] = b->grad[(size_t)o->objective * nv + v];
       for (int k = 0; k < o->ncon; k++)
-        dc[(size_t)k * o->nvar + v] = b->grad[(size_t)o->con[k].functional * p + o->var[v].param];
+        dc[(size_t)k * nv + v] = b->grad[(size_t)o->con[k].functional * nv + v];
     }
   }
   return 0;
@@ -108,10 +108,9 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
   b.desc = desc, b.method = (mb_method)desc->sensitivity, b.interrupt = interrupt;
   b.observer = observer, b.user = user, b.start = now();
   const int nv = o->nvar, nc = o->ncon;
-  double* buf =
-      calloc((size_t)desc->nfunctional * (desc->nparam + 1) + 5 * (size_t)nv + 2 * (size_t)nc + 8,
-             sizeof(double));
-  int* logs = calloc(nv + 1, sizeof(int));
+  double* buf = calloc((size_t)desc->nfunctional * (nv + 1) + 5 * (size_t)nv + 2 * (size_t)nc + 8,
+                       sizeof(double));
+  int* logs = calloc(2 * (size_t)nv + 1, sizeof(int));
   mb_status st = MB_ERR_MEMORY;
   if (!buf || !logs) {
     mb_error_set(err, st, "optimization: out of memory");
@@ -119,12 +118,16 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
   }
   b.psi = buf;
   b.grad = buf + desc->nfunctional;
-  double *lower = b.grad + (size_t)desc->nfunctional * desc->nparam, *upper = lower + nv;
+  double *lower = b.grad + (size_t)desc->nfunctional * nv, *upper = lower + nv;
   double *x0 = upper + nv, *clo = x0 + nv, *chi = clo + nc;
+  int* design_param = logs + nv;
   for (int v = 0; v < nv; v++) {
     lower[v] = o->var[v].lower, upper[v] = o->var[v].upper, logs[v] = o->var[v].log_scale;
     x0[v] = desc->param_value[o->var[v].param];
+    design_param[v] = o->var[v].param;
   }
+  /* the sensitivities of the other parameters would be work for nothing */
+  desc->gradient_param = design_param, desc->ngradient_param = nv;
   for (int k = 0; k < nc; k++) clo[k] = o->con[k].lower, chi[k] = o->con[k].upper;
 
   /* the optimiser */
@@ -170,6 +173,7 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
              mb_method_name(b.method));
 
 done:
+  desc->gradient_param = NULL, desc->ngradient_param = 0;
   mbo_destroy(b.opt);
   free(buf);
   free(logs);

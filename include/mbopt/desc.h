@@ -292,6 +292,11 @@ typedef struct mb_desc {
   mb_settings settings;
   int sensitivity; /* gradient method: 0 auto, 1 forward, 2 adjoint (mb_method of gradient.h) */
   mb_optim_desc optimization;
+
+  /* the parameters gradients are taken with respect to: gradient_param[k], k < ngradient_param,
+     or every parameter in order when gradient_param is NULL (mb_desc_gradient_count); not owned */
+  const int* gradient_param;
+  int ngradient_param;
 } mb_desc;
 
 /* Frees every array of d and zeroes it; d may be NULL. */
@@ -311,6 +316,10 @@ void mb_desc_visit(mb_desc* d, void (*visit)(mb_real* r, int in_function, void* 
 /* Sets parameter p to value: every scalar of d bound to it takes the value (d must be compiled
    again for the change to reach a model). Out-of-range p is ignored. */
 void mb_desc_set_param(mb_desc* d, int p, double value);
+
+/* How many parameters gradients have (the columns of a gradient), and the parameter of column k. */
+int mb_desc_gradient_count(const mb_desc* d);
+int mb_desc_gradient_param(const mb_desc* d, int k);
 
 /* Index of a named parameter, or -1. */
 int mb_desc_param_index(const mb_desc* d, const char* name);

@@ -23,7 +23,8 @@ typedef struct mb_gradient_info {
 } mb_gradient_info;
 
 /* Computes the functionals psi (m->nfunctional) and their gradients grad (nfunctional x
-   desc->nparam, row-major). With MB_METHOD_AUTO the method is chosen from a cost model in p, m
+   mb_desc_gradient_count(desc), row-major: every parameter, or those desc->gradient_param
+   selects). With MB_METHOD_AUTO the method is chosen from a cost model in p, m
    and per-step costs measured on a few steps of the model itself. checkpoint > 0 stores every
    checkpoint-th state for the adjoint. info (may be NULL) says which method ran and why. */
 mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, int checkpoint,

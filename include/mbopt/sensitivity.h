@@ -40,7 +40,8 @@ double mbd_functional_param(const mb_model* m, const mb_model* dm, const mb_data
 
 /* Forward sensitivity: assembles and integrates m (compiled from desc) with ALI3-P and returns
    the functionals psi (m->nfunctional) and, when grad is not NULL, their gradients with respect to
-   every parameter of desc (grad: nfunctional x desc->nparam, row-major), by direct
+   the gradient parameters of desc (grad: nfunctional x mb_desc_gradient_count(desc), row-major;
+   every parameter unless desc->gradient_param selects some), by direct
    differentiation of the discrete scheme including the projections and the initial assembly. */
 mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
                       mb_error* err);
