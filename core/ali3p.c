@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 
 /* Newmark velocities and accelerations of the current positions (eqs. 2). */
@@ -220,14 +219,6 @@ static void energy_balance(const mb_model* m, mb_data* d, int first) {
       fmax(rep->max_energy_error, fabs(E - rep->energy_initial - rep->work_nonconservative));
 }
 
-/* psi += weight * integrand (+ the final terms at the last step), as mbd_forward does */
-static void integrate_functionals(const mb_model* m, mb_data* d, double weight, int last) {
-  for (int f = 0; f < m->nfunctional; f++) {
-    d->psi[f] += weight * mbd_functional_partials(m, d, f, 0, NULL, NULL, NULL);
-    if (last) d->psi[f] += mbd_functional_partials(m, d, f, 1, NULL, NULL, NULL);
-  }
-}
-
 mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
   memset(&d->report, 0, sizeof d->report);
   memset(d->psi, 0, sizeof(double) * m->nfunctional);
@@ -237,7 +228,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   const long nstep = lround(m->opt.t_end / h);
   mb_sensors(m, d);
   energy_balance(m, d, 1);
-  integrate_functionals(m, d, nstep > 0 ? 0.5 * h : 0, nstep == 0);
+  mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
 
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
@@ -247,7 +238,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
     if (st != MB_OK) return st;
     mb_sensors(m, d);
     energy_balance(m, d, 0);
-    integrate_functionals(m, d, n < nstep ? h : 0.5 * h, n == nstep);
+    mb_functionals_accumulate(m, d, n, nstep, d->psi);
     if (obs && (d->t >= next_output - 1e-9 * h || n == nstep)) {
       next_output += interval;
       if (obs(m, d, user)) break;

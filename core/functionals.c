@@ -66,6 +66,16 @@ double mb_functional_value(const mb_model* m, const mb_data* d, int f, int final
   return sum;
 }
 
+void mb_functionals_accumulate(const mb_model* m, const mb_data* d, long n, long nstep,
+                               double* psi) {
+  const double h = m->opt.step;
+  const double weight = n == 0 ? (nstep > 0 ? 0.5 * h : 0) : n == nstep ? 0.5 * h : h;
+  for (int f = 0; f < m->nfunctional; f++) {
+    psi[f] += weight * mb_functional_value(m, d, f, 0);
+    if (n == nstep) psi[f] += mb_functional_value(m, d, f, 1);
+  }
+}
+
 double mbd_functional_partials(const mb_model* m, const mb_data* d, int f, int final, double* dq,
                                double* dqd, double* dqdd) {
   const size_t n = sizeof(double) * (size_t)m->nq;

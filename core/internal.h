@@ -152,6 +152,12 @@ int mb_column_sensor(const mb_model* m, int col, int* comp);
    functional f at the state of d (the value of mbd_functional_partials, without derivatives) */
 double mb_functional_value(const mb_model* m, const mb_data* d, int f, int final);
 
+/* Adds to psi (nfunctional) the share of step n (0 <= n <= nstep) in every functional at the state
+   of d: its integrand times the trapezoidal weight (h/2 at the ends, h inside), and at n = nstep
+   the final terms. */
+void mb_functionals_accumulate(const mb_model* m, const mb_data* d, long n, long nstep,
+                               double* psi);
+
 /* integrator (ali3p.c): projects d->qd and d->qdd onto the velocity and acceleration constraint
    manifolds at d->q (seed 001, eqs. 6, 7), updating the violation statistics. */
 mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);

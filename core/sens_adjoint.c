@@ -266,17 +266,14 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   save_mark(m, d, &tp, 0);
   if (full) record_step(m, d, &tp, 0);
   mb_sensors(m, d);
-  for (int f = 0; f < nf; f++)
-    psi[f] += (nstep > 0 ? 0.5 * h : 0) * mb_functional_value(m, d, f, 0);
+  mb_functionals_accumulate(m, d, 0, nstep, psi);
   for (long n = 1; n <= nstep; n++) {
     if ((st = mb_step(m, d, err)) != MB_OK) goto done;
     if (full) record_step(m, d, &tp, n);
     if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
     mb_sensors(m, d);
-    for (int f = 0; f < nf; f++)
-      psi[f] += (n == nstep ? 0.5 * h : h) * mb_functional_value(m, d, f, 0);
+    mb_functionals_accumulate(m, d, n, nstep, psi);
   }
-  for (int f = 0; f < nf; f++) psi[f] += mb_functional_value(m, d, f, 1);
 
   /* backward, segment by segment: [s0 + 1, s1] recomputed from the checkpoint at s0 */
   for (long s1 = nstep; s1 > 0;) {

@@ -66,11 +66,8 @@ static void compare_selected(mbt_tally* t, const char* path) {
   mb_desc d;
   mb_error err;
   char what[200];
-  mb_model* m = NULL;
-  if (mb_desc_load_json(path, &d, &err) == MB_OK && mb_compile(&d, &m, &err) != MB_OK)
-    mb_desc_free(&d);
+  mb_model* m = mbt_load(path, &d);
   if (!m) {
-    printf("FAIL cannot load %s: %s\n", path, err.message);
     t->failed++;
     return;
   }
