@@ -18,17 +18,6 @@ build/mbopt simulate "$spec" --parameters "$dir/comparison.json" --csv "$dir/aft
 rm -f "$dir"/*/best.dat
 
 [ -n "$columns" ] || exit 0
-header=$(head -1 "$dir/before.csv")
-npanel=$(wc -w <<<"$columns")
-script="set terminal svg size 800,$((220 * npanel)) dynamic noenhanced font 'sans,11';"
-script+="set output '$dir/time_histories.svg'; set datafile separator ','; set key top right;"
-script+="set multiplot layout $npanel,1 title '$name: before and after';"
-for c in $columns; do
-  idx=$(tr ',' '\n' <<<"$header" | grep -nx "$c" | cut -d: -f1)
-  [ -n "$idx" ] || { echo "compare-problem: no column $c in $dir/before.csv" >&2; exit 1; }
-  script+="set ylabel '$c'; set xlabel 't (s)';"
-  script+="plot '$dir/before.csv' using 1:$idx with lines title 'before',"
-  script+=" '$dir/after.csv' using 1:$idx with lines title 'after';"
-done
-script+="unset multiplot"
-gnuplot -e "$script"
+# shellcheck disable=SC2086
+scripts/plot-histories.sh "$dir/time_histories.svg" "$name: before and after" \
+  "$dir/before.csv" before "$dir/after.csv" after $columns

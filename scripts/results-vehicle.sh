@@ -40,19 +40,10 @@ print(" ".join("--set %s=%r" % (k, v["initial"]) for k, v in o.items()))')
     build/mbopt simulate problems/vehicle/double_lane_change.json --quiet \
       --parameters "$dir/comparison.json" --csv "$dir/dlc_after.csv" --output-interval 0.02 \
       >"$dir/dlc_after.txt"
-    gnuplot -e "set terminal svg size 800,660 dynamic noenhanced font 'sans,11';
-      set output '$dir/dlc_time_histories.svg'; set datafile separator ','; set key top right;
-      set multiplot layout 3,1 title 'double lane change: step-descent baseline and tuned suspension';
-      set xlabel 't (s)'; set ylabel 'roll rate (rad/s)';
-      plot '$dir/dlc_before.csv' using 1:'roll_rate' with lines title 'baseline',
-           '$dir/dlc_after.csv' using 1:'roll_rate' with lines title 'tuned for comfort';
-      set ylabel 'roll angle (rad)';
-      plot '$dir/dlc_before.csv' using 1:'chassis_angles.roll' with lines title 'baseline',
-           '$dir/dlc_after.csv' using 1:'chassis_angles.roll' with lines title 'tuned for comfort';
-      set ylabel 'lateral position y (m)';
-      plot '$dir/dlc_before.csv' using 1:'chassis_pos.y' with lines title 'baseline',
-           '$dir/dlc_after.csv' using 1:'chassis_pos.y' with lines title 'tuned for comfort';
-      unset multiplot"
+    scripts/plot-histories.sh "$dir/dlc_time_histories.svg" \
+      "double lane change: step-descent baseline and tuned suspension" \
+      "$dir/dlc_before.csv" baseline "$dir/dlc_after.csv" "tuned for comfort" \
+      roll_rate chassis_angles.roll chassis_pos.y
     ;;
   cg)
     dir=$out/cg_height
