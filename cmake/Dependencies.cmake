@@ -1,9 +1,11 @@
-# Finds NLopt, CBLAS (OpenBLAS), LAPACKE and cJSON, and gathers them in the target mbopt::deps.
+# Finds NLopt, CBLAS (OpenBLAS), LAPACKE, SuiteSparse (AMD, KLU, LDL) and cJSON, and gathers them
+# in the target mbopt::deps.
 # A missing dependency stops the configuration with the Debian package to install
 # (scripts/install-deps.sh installs them all).
 
 function(mbopt_require_header header package out_var)
-  find_path(${out_var} NAMES ${header} PATH_SUFFIXES cjson openblas x86_64-linux-gnu aarch64-linux-gnu)
+  find_path(${out_var} NAMES ${header} PATH_SUFFIXES cjson openblas suitesparse x86_64-linux-gnu
+                                                    aarch64-linux-gnu)
   if(NOT ${out_var})
     message(FATAL_ERROR "mbopt: header ${header} not found; install the Debian package ${package} "
                         "(sudo apt-get install ${package}, or run scripts/install-deps.sh)")
@@ -24,12 +26,19 @@ mbopt_require_header(cblas.h libopenblas-dev MBOPT_CBLAS_INCLUDE)
 mbopt_require_library(openblas libopenblas-dev MBOPT_OPENBLAS_LIB)
 mbopt_require_header(lapacke.h liblapacke-dev MBOPT_LAPACKE_INCLUDE)
 mbopt_require_library(lapacke liblapacke-dev MBOPT_LAPACKE_LIB)
+mbopt_require_header(klu.h libsuitesparse-dev MBOPT_SUITESPARSE_INCLUDE)
+mbopt_require_library(klu libsuitesparse-dev MBOPT_KLU_LIB)
+mbopt_require_library(ldl libsuitesparse-dev MBOPT_LDL_LIB)
+mbopt_require_library(amd libsuitesparse-dev MBOPT_AMD_LIB)
 mbopt_require_header(cJSON.h libcjson-dev MBOPT_CJSON_INCLUDE)
 mbopt_require_library(cjson libcjson-dev MBOPT_CJSON_LIB)
 
 add_library(mbopt_deps INTERFACE)
 add_library(mbopt::deps ALIAS mbopt_deps)
 target_include_directories(mbopt_deps INTERFACE
-  ${MBOPT_NLOPT_INCLUDE} ${MBOPT_CBLAS_INCLUDE} ${MBOPT_LAPACKE_INCLUDE} ${MBOPT_CJSON_INCLUDE})
+  ${MBOPT_NLOPT_INCLUDE} ${MBOPT_CBLAS_INCLUDE} ${MBOPT_LAPACKE_INCLUDE} ${MBOPT_SUITESPARSE_INCLUDE}
+  ${MBOPT_CJSON_INCLUDE})
 target_link_libraries(mbopt_deps INTERFACE
-  ${MBOPT_NLOPT_LIB} ${MBOPT_LAPACKE_LIB} ${MBOPT_OPENBLAS_LIB} ${MBOPT_CJSON_LIB} m)
+  ${MBOPT_NLOPT_LIB} ${MBOPT_KLU_LIB} ${MBOPT_LDL_LIB} ${MBOPT_AMD_LIB}
+  ${MBOPT_LAPACKE_LIB} ${MBOPT_OPENBLAS_LIB}
+  ${MBOPT_CJSON_LIB} m)

@@ -7,7 +7,6 @@
    Phi)]) (eq. 5) and the multiplier update lambda += alpha Phi (eq. 1b); then the projections of
    the velocities and accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7).
  */
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,28 +28,20 @@ static void newmark_rates(const mb_model* m, mb_data* d) {
    exact mass-orthogonal projection, does not depend on it; a penalty of about 1e4 times the mass
    scale (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
    factorisation accurate and still converges in a few iterations. */
-double mb_projection_penalty(const mb_model* m, const double* phiq) {
-  const int nq = m->nq;
-  double mass = 0, metric = 0;
-  for (int i = 0; i < nq; i++) mass = fmax(mass, m->mass[(size_t)i * nq + i]);
-  for (int j = 0; j < nq; j++) {
-    double col = 0;
-    for (int i = 0; i < m->ncon; i++)
-      col += m->con_scale[i] * phiq[(size_t)i * nq + j] * phiq[(size_t)i * nq + j];
-    metric = fmax(metric, col);
-  }
-  double auto_penalty = metric > 0 ? 1e4 * mass / metric : m->opt.penalty;
+double mb_projection_penalty(const mb_model* m, mb_data* d) {
+  const double metric = mb_constraints_metric(m, d->phiq, d->work);
+  const double auto_penalty =
+      metric > 0 ? 1e4 * m->structure->mass_diag_max / metric : m->opt.penalty;
   return fmin(m->opt.penalty, auto_penalty);
 }
 
-/* Factorises P + alpha_p Phi_q^T Phi_q (P = M) into d->proj; Phi_q must be current. */
-static mb_status factor_projection(const mb_model* m, mb_data* d, double penalty, mb_error* err) {
-  const int nq = m->nq;
-  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(m->ncon, nq, d->phiq, m->con_scale, penalty, d->proj);
-  /* symmetric: row- and column-major storage coincide */
-  lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq);
-  if (info != 0)
+mb_status mb_factor_projection(const mb_model* m, mb_data* d, mb_error* err) {
+  const mb_structure* st = m->structure;
+  const double penalty = mb_projection_penalty(m, d);
+  memcpy(d->proj, st->mass, sizeof(double) * st->sys->nnz);
+  mb_constraints_add_gram(m, d->phiq, NULL, penalty, d->proj);
+  d->proj_penalty = penalty;
+  if (mb_factor_compute(d->projection, d->proj) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR,
                         "t = %g: the projection matrix M + alpha Phi_q^T Phi_q is singular: some "
                         "motion has no mass and no constraint",
@@ -61,23 +52,25 @@ static mb_status factor_projection(const mb_model* m, mb_data* d, double penalty
 /* Solves (M + alpha_p Phi_q^T Phi_q) x = M x_star - Phi_q^T (mult + alpha_p rhs) in x, iterating
    the projection multipliers mult (eqs. 6, 7); rhs is Phi_t (velocities) or the acceleration
    remainder. Returns the largest final violation |Phi_q x + rhs|. */
-static double project(const mb_model* m, mb_data* d, double penalty, double* x, const double* rhs,
-                      double* mult) {
+static double project(const mb_model* m, mb_data* d, double* x, const double* rhs, double* mult) {
   const int nq = m->nq, nc = m->ncon;
-  double* xstar = d->work;
-  double* b = d->work + nq;
-  double* viol = d->work + 2 * nq;
-  memcpy(xstar, x, sizeof(double) * nq);
+  const mb_rows* rows = &m->structure->phiq;
+  const double penalty = d->proj_penalty;
+  double* b = d->work;
+  double* viol = d->work + nq;
+  double* mx_star = d->work + nq + nc;
+  memset(mx_star, 0, sizeof(double) * nq);
+  mb_mass_mul(m, x, 1, mx_star);
   memset(mult, 0, sizeof(double) * nc);
   double worst = 0;
   for (int it = 0; it < m->opt.projection_iterations; it++) {
-    mbu_matvec(nq, m->mass, xstar, b);
+    memcpy(b, mx_star, sizeof(double) * nq);
     for (int i = 0; i < nc; i++) viol[i] = mult[i] + penalty * m->con_scale[i] * rhs[i];
-    mbu_add_jtv(nc, nq, d->phiq, viol, -1, b);
-    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, b, nq);
+    mb_rows_mul_t(rows, d->phiq, viol, -1, b);
+    mb_factor_solve(d->projection, 0, 1, b);
     memcpy(x, b, sizeof(double) * nq);
-    mbu_jv(nc, nq, d->phiq, x, viol);
-    for (int i = 0; i < nc; i++) viol[i] += rhs[i];
+    memcpy(viol, rhs, sizeof(double) * nc);
+    mb_rows_mul(rows, d->phiq, x, 1, viol);
     worst = mbu_norm_inf(nc, viol);
     double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(nq, x);
     if (worst <= m->opt.tol_projection * scale) break;
@@ -86,15 +79,15 @@ static double project(const mb_model* m, mb_data* d, double penalty, double* x, 
   return worst;
 }
 
-mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
+/* The projections of mb_project_state with Phi and Phi_q already evaluated at d->q. */
+static mb_status project_state(const mb_model* m, mb_data* d, mb_error* err) {
   /* velocities first: the acceleration remainder depends on them */
-  mb_constraints(m, d);
-  const double penalty = mb_projection_penalty(m, d->phiq);
-  mb_status st = factor_projection(m, d, penalty, err);
+  mb_status st = mb_factor_projection(m, d, err);
   if (st != MB_OK) return st;
-  double phid = project(m, d, penalty, d->qd, d->phit, d->sigma);
-  mb_constraints(m, d);
-  double phidd = project(m, d, penalty, d->qdd, d->phidd_rhs, d->kappa);
+  mb_constraints_rates(m, d);
+  double phid = project(m, d, d->qd, d->phit, d->sigma);
+  mb_constraints_rates(m, d);
+  double phidd = project(m, d, d->qdd, d->phidd_rhs, d->kappa);
   d->report.max_phi = fmax(d->report.max_phi, mbu_norm_inf(m->ncon, d->phi));
   d->report.max_phid = fmax(d->report.max_phid, phid);
   d->report.max_phidd = fmax(d->report.max_phidd, phidd);
@@ -104,32 +97,45 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
   return MB_OK;
 }
 
-void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact) {
-  const int nq = m->nq, nc = m->ncon;
+mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
+  mb_constraints_positions(m, d);
+  return project_state(m, d, err);
+}
+
+void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
+                      double* T) {
+  const mb_structure* st = m->structure;
+  const int nnz = st->sys->nnz;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double bh2 = beta * h * h;
-  double* T = d->tangent;
-  for (size_t k = 0; k < (size_t)nq * nq; k++)
-    T[k] = m->mass[k] + gamma * h * d->damp[k] + bh2 * d->stiff[k];
-  mbu_add_gram(nc, nq, d->phiq, m->con_scale, bh2 * m->opt.penalty, T);
+  const double gh = gamma * h, bh2 = beta * h * h;
+  for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k];
+  mb_constraints_add_gram(m, d->phiq, NULL, bh2 * m->opt.penalty, T);
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
 }
 
-/* Builds the Newton residual (into r) and tangent matrix (into d->tangent) at the current q. */
-static void newton_system(const mb_model* m, mb_data* d, double* r) {
+/* The Newton residual r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) at the current q,
+   whose constraints are evaluated; with tangent, also the Newton matrix into d->tangent. */
+static void newton_system(const mb_model* m, mb_data* d, double* r, int tangent) {
   const int nq = m->nq, nc = m->ncon;
   const double h = m->opt.step, beta = m->opt.beta;
   const double alpha = m->opt.penalty, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
-  mb_constraints(m, d);
-  mb_forces(m, d, 1);
+  mb_forces(m, d, tangent);
   for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
-  /* r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) */
-  mbu_matvec(nq, m->mass, d->qdd, r);
-  mbu_add_jtv(nc, nq, d->phiq, mult, 1, r);
+  memset(r, 0, sizeof(double) * nq);
+  mb_mass_mul(m, d->qdd, 1, r);
+  mb_rows_mul_t(&m->structure->phiq, d->phiq, mult, 1, r);
   for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
-  mb_newton_matrix(m, d, mult, m->opt.exact_tangent);
+  if (tangent) mb_newton_matrix(m, d, mult, m->opt.exact_tangent, d->tangent);
 }
+
+/* After the first Newton iteration of a step, the factorised Newton matrix is kept (chord
+   iterations) while the iteration contracts at least this fast; a converged chord iteration is
+   then at most rate / (1 - rate) of its last correction from the solution. Slower contraction
+   turns the rest of the step into Newton iterations. The matrix is not kept from one step to
+   the next: the penalty term dominates it, and the rotation of the bodies between steps turns
+   its directions enough to stall the iteration. */
+#define MB_CHORD_RATE 0.1
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
@@ -148,27 +154,31 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
 
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
   double* r = d->work + 2 * nq;
-  double dq_norm = INFINITY, phi_norm = INFINITY;
-  int it = 0, converged = 0;
+  double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY;
+  int it = 0, converged = 0, refresh = 1, newton = 0;
+  newmark_rates(m, d);
+  mb_constraints_positions(m, d);
   while (!converged && it < m->opt.max_newton) {
-    newmark_rates(m, d);
-    newton_system(m, d, r);
+    newton_system(m, d, r, refresh);
     if (!mbu_all_finite(nq, r))
       return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints", d->t);
-    /* the array is J in row-major, i.e. J^T in column-major: solve with the transpose */
-    lapack_int info = LAPACKE_dgetrf(LAPACK_COL_MAJOR, nq, nq, d->tangent, nq, d->pivot);
-    if (info != 0)
-      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix (pivot %d)", d->t,
-                          (int)info);
-    LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'T', nq, 1, d->tangent, nq, d->pivot, r, nq);
+    if (refresh && mb_factor_compute(d->newton, d->tangent) != 0)
+      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix", d->t);
+    mb_factor_solve(d->newton, 0, 1, r);
     for (int i = 0; i < nq; i++) d->q[i] -= r[i];
     /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */
-    mb_constraint_values(m, d->q, d->t, d->phi);
+    newmark_rates(m, d);
+    mb_constraints_positions(m, d);
     for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * d->phi[i];
     dq_norm = mbu_norm_inf(nq, r);
     phi_norm = mbu_norm_inf(nc, d->phi);
     it++;
-    converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint;
+    const double rate = dq_norm / dq_last;
+    dq_last = dq_norm;
+    converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint &&
+                (refresh || rate <= MB_CHORD_RATE);
+    if (!refresh && rate > MB_CHORD_RATE) newton = 1;
+    refresh = newton;
   }
   d->report.newton_iterations += it;
   if (it > d->report.max_newton_per_step) d->report.max_newton_per_step = it;
@@ -179,12 +189,12 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
                         "t = %g: Newton iteration did not converge in %d iterations "
                         "(|dq| = %.3g, |Phi| = %.3g); try a smaller step",
                         d->t, it, dq_norm, phi_norm);
-  newmark_rates(m, d);
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
 
-  /* projections of velocities and accelerations (eqs. 6, 7) */
-  mb_status st = mb_project_state(m, d, err);
+  /* projections of velocities and accelerations (eqs. 6, 7), at the positions whose constraints
+     the last iteration evaluated */
+  mb_status st = project_state(m, d, err);
   if (st != MB_OK) return st;
   d->report.steps++;
   return MB_OK;

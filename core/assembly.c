@@ -128,7 +128,7 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
   const int nq = m->nq, nc = m->ncon;
   if (nc == 0) return MB_OK;
   mb_constraints(m, d);
-  memcpy(J, d->phiq, sizeof(double) * (size_t)nc * nq);
+  mb_rows_to_dense(&m->structure->phiq, d->phiq, J);
   const int nsv = nc < nq ? nc : nq;
   double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + nsv));
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
@@ -167,7 +167,7 @@ static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, d
   const int nq = m->nq, nc = m->ncon;
   mb_constraints(m, d);
   int rows = nc;
-  memcpy(J, d->phiq, sizeof(double) * (size_t)nc * nq);
+  mb_rows_to_dense(&m->structure->phiq, d->phiq, J);
   for (int i = 0; i < nc; i++) x[i] = -d->phit[i];
   for (int i = 0; i < m->npres; i++) {
     if (!m->pres_has_rate[i]) continue;
@@ -209,24 +209,23 @@ static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, d
    lambda += alpha (Phi_q qdd + c), with c the acceleration remainder. */
 static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
+  const mb_rows* rows = &m->structure->phiq;
   mb_constraints(m, d);
   mb_forces(m, d, 0);
-  const double alpha = mb_projection_penalty(m, d->phiq);
-  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(nc, nq, d->phiq, m->con_scale, alpha, d->proj);
-  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
+  if (mb_factor_projection(m, d, err) != MB_OK)
     return mb_error_set(err, MB_ERR_SINGULAR,
                         "initial accelerations: M + alpha Phi_q^T Phi_q is singular: some motion "
                         "has no mass and no constraint");
+  const double alpha = d->proj_penalty;
   double* viol = d->work;
   memset(d->lambda, 0, sizeof(double) * nc);
   for (int it = 0; it < 50; it++) {
     memcpy(d->qdd, d->force, sizeof(double) * nq);
     for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phidd_rhs[i];
-    mbu_add_jtv(nc, nq, d->phiq, viol, -1, d->qdd);
-    LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, 1, d->proj, nq, d->qdd, nq);
-    mbu_jv(nc, nq, d->phiq, d->qdd, viol);
-    for (int i = 0; i < nc; i++) viol[i] += d->phidd_rhs[i];
+    mb_rows_mul_t(rows, d->phiq, viol, -1, d->qdd);
+    mb_factor_solve(d->projection, 0, 1, d->qdd);
+    memcpy(viol, d->phidd_rhs, sizeof(double) * nc);
+    mb_rows_mul(rows, d->phiq, d->qdd, 1, viol);
     for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * viol[i];
     if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
   }

@@ -23,7 +23,7 @@
 
 typedef struct caps {
   int nelem, nlvec, nterm, nbody, nmarker, ncon, npres, njoint, nforce, nfunc, nfuncdata, nsensor,
-      nout, nq, nfunctional, nfterm, nctrl, ncterm;
+      nout, nq, nfunctional, nfterm, nctrl, ncterm, nmass;
 } caps;
 
 // clang-format off
@@ -101,7 +101,8 @@ typedef struct caps {
   X(double, cterm_weight, c.ncterm) \
   X(int, cterm_lvec, c.ncterm) \
   X(int, cterm_comp, c.ncterm) \
-  X(double, mass, (size_t)c.nq * c.nq) \
+  X(int, mass_block, 2 * c.nmass) \
+  X(double, mass, 9 * c.nmass) \
   X(double, gravity_force, c.nq) \
   X(char, body_name, MB_NAME_LEN * c.nbody) \
   X(char, joint_name, MB_NAME_LEN * c.njoint) \
@@ -136,6 +137,7 @@ static mb_model* model_alloc(caps c) {
 
 void mb_model_free(mb_model* m) {
   if (!m) return;
+  mb_structure_free(m->structure);
   free(m->buffer);
   free(m);
 }
@@ -276,6 +278,7 @@ typedef struct compiler {
   double* elem_val;
   double* elem_dval; /* derivative of the value of fixed elements */
   int* ctrl_elem;    /* (ncontroller) the state block of each controller */
+  int mass_first;    /* first mass block of the body being compiled */
 } compiler;
 
 /* Derivative of a description scalar with respect to the seed parameter. */
@@ -1070,13 +1073,42 @@ static int add_func(compiler* c, const mb_func_desc* f) {
 /* ---------------------------------------------------------------------------------------------
    mass matrix and gravity */
 
+/* The mass block (I, J) of the body being compiled, created (zero) when missing: a body's mass
+   couples only its own base elements, so the search stays within its blocks. */
+static int mass_block(compiler* c, int I, int J) {
+  mb_model* m = c->m;
+  for (int k = c->mass_first; k < m->nmass; k++)
+    if (m->mass_block[2 * k] == I && m->mass_block[2 * k + 1] == J) return k;
+  const int k = m->nmass++;
+  m->mass_block[2 * k] = I, m->mass_block[2 * k + 1] = J;
+  memset(m->mass + 9 * k, 0, 9 * sizeof(double));
+  memset(c->dm->mass + 9 * k, 0, 9 * sizeof(double));
+  return k;
+}
+
+/* block += s Wa^T Wb (dim x dim in a 3 x 3 slot) */
+static void add_wtw(int dim, double s, const double* Wa, const double* Wb, double* block) {
+  for (int r = 0; r < dim; r++)
+    for (int j = 0; j < dim; j++) {
+      double sum = 0;
+      for (int l = 0; l < dim; l++) sum += Wa[3 * l + r] * Wb[3 * l + j];
+      block[3 * r + j] += s * sum;
+    }
+}
+
 /* M += s J_a^T J_b and, in the tangent model, dM += ds J_a^T J_b + s (dJ_a^T J_b + J_a^T dJ_b). */
 static void add_mass_form(compiler* c, int a, int b, double s, double ds) {
   mb_model *m = c->m, *dm = c->dm;
-  mb_lvec_add_jtgj2(m, a, m, b, s, NULL, m->mass);
-  mb_lvec_add_jtgj2(m, a, m, b, ds, NULL, dm->mass);
-  mb_lvec_add_jtgj2(dm, a, m, b, s, NULL, dm->mass);
-  mb_lvec_add_jtgj2(m, a, dm, b, s, NULL, dm->mass);
+  const int dim = m->dim;
+  for (int ka = m->lvec_termadr[a]; ka < m->lvec_termadr[a] + m->lvec_termnum[a]; ka++)
+    for (int kb = m->lvec_termadr[b]; kb < m->lvec_termadr[b] + m->lvec_termnum[b]; kb++) {
+      const int k = mass_block(c, m->term_qadr[ka] / dim, m->term_qadr[kb] / dim);
+      const double *Wa = m->term_W + 9 * ka, *Wb = m->term_W + 9 * kb;
+      add_wtw(dim, s, Wa, Wb, m->mass + 9 * k);
+      add_wtw(dim, ds, Wa, Wb, dm->mass + 9 * k);
+      add_wtw(dim, s, dm->term_W + 9 * ka, Wb, dm->mass + 9 * k);
+      add_wtw(dim, s, Wa, dm->term_W + 9 * kb, dm->mass + 9 * k);
+    }
 }
 
 /* Second moment about the centre of mass from the inertia tensor, S = tr(I)/2 Id - I (planar:
@@ -1102,6 +1134,7 @@ static void body_inertia(compiler* c, int b) {
   second_moment(c->dim, I, S);
   second_moment(c->dim, dI, dS); /* linear in the inertia entries */
   /* r(p) = O + sum_k p_k E_k: M += integral of J(p)^T J(p) dm over the body */
+  c->mass_first = m->nmass;
   const int O = m->body_origin[b];
   const int* E = m->body_axes + 3 * b;
   add_mass_form(c, O, O, mass, dmass);
@@ -1139,6 +1172,16 @@ static mb_status constraint_scales(mb_model* m) {
   for (int e = 0; e < m->nelem; e++)
     if (m->elem_qadr[e] >= 0)
       memcpy(q0 + m->elem_qadr[e], m->elem_q0 + 3 * e, m->dim * sizeof(double));
+  /* the diagonal of M */
+  double* mdiag = calloc(nq + 1, sizeof(double));
+  if (!mdiag) {
+    free(q0), free(row);
+    return MB_ERR_MEMORY;
+  }
+  for (int k = 0; k < m->nmass; k++)
+    if (m->mass_block[2 * k] == m->mass_block[2 * k + 1])
+      for (int r = 0; r < m->dim; r++)
+        mdiag[m->mass_block[2 * k] * m->dim + r] += m->mass[9 * k + 4 * r];
   const double cap = 1e4;
   const double abh2 = m->opt.penalty * m->opt.beta * m->opt.step * m->opt.step;
   for (int i = 0; i < m->ncon; i++) {
@@ -1146,13 +1189,11 @@ static mb_status constraint_scales(mb_model* m) {
     mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i], 0, q0,
                 NULL, row, NULL);
     double mu = 0;
-    for (int j = 0; j < nq; j++) {
-      double mjj = m->mass[(size_t)j * nq + j];
-      if (mjj > 0) mu += row[j] * row[j] / mjj;
-    }
+    for (int j = 0; j < nq; j++)
+      if (mdiag[j] > 0) mu += row[j] * row[j] / mdiag[j];
     m->con_scale[i] = abh2 * mu > cap ? cap / (abh2 * mu) : 1;
   }
-  free(q0), free(row);
+  free(q0), free(row), free(mdiag);
   return MB_OK;
 }
 
@@ -1377,6 +1418,9 @@ static caps model_caps(const compiler* c, int nq) {
     if (d->controller[i].has_reference)
       k.nfunc++, k.nfuncdata += func_storage(&d->controller[i].reference);
   }
+  /* a body's mass couples its base elements (an origin and at most three others); a
+     controller's its own block */
+  k.nmass = 16 * d->nbody + d->ncontroller;
   k.nfunctional = d->nfunctional;
   for (int f = 0; f < d->nfunctional; f++)
     for (int j = 0; j < d->functional[f].nterm; j++) {
@@ -1440,11 +1484,12 @@ static mb_status build_model(compiler* c) {
   }
   for (int b = 0; b < d->nbody; b++) body_inertia(c, b);
   /* controller states: unit mass on each coordinate of their block */
-  for (int i = 0; i < d->ncontroller; i++)
-    for (int k = 0; k < c->dim; k++) {
-      const size_t j = (size_t)m->elem_qadr[c->ctrl_elem[i]] + k;
-      m->mass[j * m->nq + j] = 1;
-    }
+  for (int i = 0; i < d->ncontroller; i++) {
+    const int w = m->elem_qadr[c->ctrl_elem[i]] / c->dim;
+    c->mass_first = m->nmass;
+    const int k = mass_block(c, w, w);
+    for (int r = 0; r < c->dim; r++) m->mass[9 * k + 4 * r] = 1;
+  }
 
   /* joints */
   for (int j = 0; j < d->njoint; j++) {
@@ -1542,6 +1587,7 @@ static void copy_structure(const mb_model* m, mb_model* dm, caps c) {
   dm->njoint = m->njoint, dm->nforce = m->nforce, dm->nfunc = m->nfunc;
   dm->nfuncdata = m->nfuncdata, dm->npres = m->npres, dm->nsensor = m->nsensor;
   dm->nout = m->nout, dm->nfunctional = m->nfunctional, dm->nfterm = m->nfterm;
+  dm->nmass = m->nmass;
   dm->opt = m->opt;
 }
 
@@ -1682,7 +1728,12 @@ fail:
 }
 
 mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
-  return compile(d, -1, out, NULL, err);
+  mb_status st = compile(d, -1, out, NULL, err);
+  if (st == MB_OK && (st = mb_structure_build(*out, err)) != MB_OK) {
+    mb_model_free(*out);
+    *out = NULL;
+  }
+  return st;
 }
 
 /* 1 when parameter p is bound to a marker direction (not differentiable by this compiler). */
@@ -1713,6 +1764,7 @@ static mb_model* model_clone(const mb_model* m) {
   *c = *m;
   memcpy(buffer, m->buffer, m->buffer_size);
   c->buffer = buffer;
+  c->structure = NULL; /* clones are tangent models, which need no structure */
 #define MB_REBASE(type, name, count) \
   c->name = (type*)(void*)(buffer + ((const char*)m->name - (const char*)m->buffer));
   MB_MODEL_ARRAYS(MB_REBASE)

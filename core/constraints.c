@@ -16,42 +16,45 @@ void mb_con_target(const mb_model* m, double value, int func, double t, double* 
   e[0] += f, e[1] = fd, e[2] = fdd;
 }
 
-/* dot product a . b of two linear vectors, its rate, the velocity product 2 adot . bdot, and
-   optionally its Jacobian row scaled by s added to row */
-static double dot_term(const mb_model* m, int a, int b, const double* q, const double* qd, double s,
+/* The linear vectors of a constraint-like expression (lvecs lv[0..3]: a0, b0, a1, b1): their values
+   and, when rates are wanted, their rates. */
+typedef struct con_vectors {
+  const double* v[4];
+  const double* r[4]; /* NULL without rates */
+} con_vectors;
+
+/* dot product a . b of lvecs j, j + 1 of x; adds s (J_a^T b + J_b^T a) to row (may be NULL); with
+   rates, its rate and the velocity product 2 adot . bdot */
+static double dot_term(const mb_model* m, const int* lv, const con_vectors* x, int j, double s,
                        double* row, double* rate, double* vel_product) {
-  double va[3], vb[3];
-  mb_lvec_eval(m, a, q, va);
-  mb_lvec_eval(m, b, q, vb);
+  const double *va = x->v[j], *vb = x->v[j + 1];
   if (row) {
-    mb_lvec_add_jtw(m, a, s, vb, row);
-    mb_lvec_add_jtw(m, b, s, va, row);
+    mb_lvec_add_jtw(m, lv[j], s, vb, row);
+    mb_lvec_add_jtw(m, lv[j + 1], s, va, row);
   }
-  if (qd) {
-    double ra[3], rb[3];
-    mb_lvec_rate(m, a, qd, ra);
-    mb_lvec_rate(m, b, qd, rb);
+  if (x->r[0]) {
+    const double *ra = x->r[j], *rb = x->r[j + 1];
     *rate = mbu_dot3(ra, vb) + mbu_dot3(va, rb);
     *vel_product = 2 * mbu_dot3(ra, rb);
   }
   return mbu_dot3(va, vb);
 }
 
-double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int func, double t,
-                   const double* q, const double* qd, double* row, double* rate_terms) {
-  double e[3];
-  mb_con_target(m, value, func, t, e);
+/* Phi of an expression from its vectors and target e, with its row and rate terms (see
+   mb_con_eval) */
+static double con_value(const mb_model* m, int kind, const int* lv, const con_vectors* x,
+                        const double* e, double* row, double* rate_terms) {
   double sd = 0, sv = 0;
   if (kind == MB_CON_DOT) {
-    double s = dot_term(m, lv[0], lv[1], q, qd, 1, row, &sd, &sv);
+    double s = dot_term(m, lv, x, 0, 1, row, &sd, &sv);
     if (rate_terms) rate_terms[0] = -e[1], rate_terms[1] = sv - e[2];
     return s - e[0];
   }
   /* angle: Phi = cos(e) s - sin(e) c = sin(theta - e) with s = a0.b0, c = a1.b1 */
   const double C = cos(e[0]), S = sin(e[0]);
   double cd = 0, cv = 0;
-  double s = dot_term(m, lv[0], lv[1], q, qd, C, row, &sd, &sv);
-  double c = dot_term(m, lv[2], lv[3], q, qd, -S, row, &cd, &cv);
+  double s = dot_term(m, lv, x, 0, C, row, &sd, &sv);
+  double c = dot_term(m, lv, x, 2, -S, row, &cd, &cv);
   if (rate_terms) {
     rate_terms[0] = -e[1] * (S * s + C * c);
     rate_terms[1] = C * sv - S * cv - 2 * e[1] * (S * sd + C * cd) - e[2] * (S * s + C * c) -
@@ -60,16 +63,62 @@ double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int
   return C * s - S * c;
 }
 
-void mb_constraints(const mb_model* m, mb_data* d) {
-  const int nq = m->nq;
-  memset(d->phiq, 0, sizeof(double) * (size_t)m->ncon * nq);
-  for (int i = 0; i < m->ncon; i++) {
-    double rt[2];
-    d->phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
-                            d->t, d->q, d->qd, d->phiq + (size_t)i * nq, rt);
-    d->phit[i] = rt[0];
-    d->phidd_rhs[i] = rt[1];
+int mb_con_nlvec(int kind) {
+  return kind == MB_CON_ANGLE ? 4 : 2;
+}
+
+double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int func, double t,
+                   const double* q, const double* qd, double* row, double* rate_terms) {
+  double e[3], v[4][3], r[4][3];
+  con_vectors x = {{NULL}, {NULL}};
+  mb_con_target(m, value, func, t, e);
+  for (int j = 0; j < mb_con_nlvec(kind); j++) {
+    mb_lvec_eval(m, lv[j], q, v[j]);
+    x.v[j] = v[j];
+    if (qd) mb_lvec_rate(m, lv[j], qd, r[j]), x.r[j] = r[j];
   }
+  return con_value(m, kind, lv, &x, e, row, rate_terms);
+}
+
+/* All constraints at the state of d from the values (and rates) of their linear vectors, each
+   evaluated once into d's cache: Phi with Phi_q (rows) and/or Phi_t with the acceleration
+   remainder (rates). */
+static void constraints_pass(const mb_model* m, mb_data* d, int rows, int rates) {
+  const mb_structure* st = m->structure;
+  for (int k = 0; k < st->ncache; k++) {
+    mb_lvec_eval(m, st->cache_lvec[k], d->q, d->lvcache + 6 * k);
+    if (rates) mb_lvec_rate(m, st->cache_lvec[k], d->qd, d->lvcache + 6 * k + 3);
+  }
+  for (int i = 0; i < m->ncon; i++) {
+    const int kind = m->con_kind[i];
+    const int* slot = st->con_slot + 4 * i;
+    con_vectors x = {{NULL}, {NULL}};
+    for (int j = 0; j < mb_con_nlvec(kind); j++) {
+      x.v[j] = d->lvcache + 6 * slot[j];
+      if (rates) x.r[j] = x.v[j] + 3;
+    }
+    double e[3], rt[2];
+    mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+    const double phi =
+        con_value(m, kind, m->con_lvec + 4 * i, &x, e, rows ? d->scatter : NULL, rates ? rt : NULL);
+    if (rows) {
+      d->phi[i] = phi;
+      mb_rows_gather(&st->phiq, i, d->phiq, d->scatter);
+    }
+    if (rates) d->phit[i] = rt[0], d->phidd_rhs[i] = rt[1];
+  }
+}
+
+void mb_constraints(const mb_model* m, mb_data* d) {
+  constraints_pass(m, d, 1, 1);
+}
+
+void mb_constraints_positions(const mb_model* m, mb_data* d) {
+  constraints_pass(m, d, 1, 0);
+}
+
+void mb_constraints_rates(const mb_model* m, mb_data* d) {
+  constraints_pass(m, d, 0, 1);
 }
 
 void mb_constraint_values(const mb_model* m, const double* q, double t, double* phi) {
@@ -81,4 +130,50 @@ void mb_constraint_values(const mb_model* m, const double* q, double t, double* 
 void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,
                                 double* A) {
   for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A);
+}
+
+/* A += s (v_x v_y^T) on block (x, y) and its transpose on block (y, x) of a Gram pair */
+static inline void add_outer(const int dim, double* restrict A, const int* e, double s,
+                             const double* vx, const double* vy, int diagonal) {
+  double a[3], b[3];
+  for (int r = 0; r < dim; r++) a[r] = s * vx[r], b[r] = vy[r];
+  double* restrict xy = A + e[0];
+  double* restrict yx = A + e[2];
+  const int sxy = e[1], syx = e[3];
+  for (int c = 0; c < dim; c++)
+    for (int r = 0; r < dim; r++) xy[c * sxy + r] += a[r] * b[c];
+  if (!diagonal)
+    for (int c = 0; c < dim; c++)
+      for (int r = 0; r < dim; r++) yx[r * syx + c] += a[r] * b[c];
+}
+
+void mb_constraints_add_gram(const mb_model* m, const double* phiq, const double* w, double s,
+                             double* A) {
+  const mb_structure* st = m->structure;
+  const mb_rows* rows = &st->phiq;
+  const int dim = m->dim;
+  for (int i = 0; i < m->ncon; i++) {
+    const double si = s * m->con_scale[i] * (w ? w[i] : 1);
+    const double* v = phiq + rows->rowptr[i];
+    const int nblk = (rows->rowptr[i + 1] - rows->rowptr[i]) / dim;
+    const int* e = st->gram + 4 * st->gram_adr[i];
+    for (int x = 0; x < nblk; x++)
+      for (int y = x; y < nblk; y++, e += 4) {
+        if (dim == 3)
+          add_outer(3, A, e, si, v + 3 * x, v + 3 * y, x == y);
+        else
+          add_outer(2, A, e, si, v + 2 * x, v + 2 * y, x == y);
+      }
+  }
+}
+
+double mb_constraints_metric(const mb_model* m, const double* phiq, double* work) {
+  const mb_rows* rows = &m->structure->phiq;
+  for (int j = 0; j < m->nq; j++) work[j] = 0;
+  for (int i = 0; i < m->ncon; i++)
+    for (int e = rows->rowptr[i]; e < rows->rowptr[i + 1]; e++)
+      work[rows->col[e]] += m->con_scale[i] * phiq[e] * phiq[e];
+  double metric = 0;
+  for (int j = 0; j < m->nq; j++) metric = fmax(metric, work[j]);
+  return metric;
 }

@@ -74,6 +74,17 @@ static void actuator_direction(const mb_model* m, mb_data* d, int i, double* b) 
   d->force = keep;
 }
 
+/* A -= b v^T on the system pattern (the entries where both are nonzero are in it: the pattern
+   couples the actuator's blocks with those the error reads) */
+static void subtract_outer(const mb_model* m, double* A, const double* b, const double* v) {
+  const mb_pattern* sys = m->structure->sys;
+  for (int r = 0; r < m->nq; r++) {
+    if (b[r] == 0) continue;
+    for (int j = 0; j < m->nq; j++)
+      if (v[j] != 0) A[mb_pattern_entry(sys, r, j)] -= b[r] * v[j];
+  }
+}
+
 void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac) {
   const int nq = m->nq;
   double *e_q = d->ctrl_work + 2 * nq, *e_qd = d->ctrl_work + 3 * nq;
@@ -88,16 +99,18 @@ void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac) {
     if (!want_jac) continue;
     /* K = -dQ/dq, C = -dQ/dqd: the control's partials along b, and those of e for w */
     actuator_direction(m, d, i, b);
+    double *uq = d->ctrl_work + 6 * nq, *uqd = d->ctrl_work + 7 * nq;
     for (int j = 0; j < nq; j++) {
-      const double uq = s.slope * gain[0] * e_q[j];
-      const double uqd = s.slope * (gain[0] * e_qd[j] + gain[2] * edot_qd[j] + (j == w) * gain[1]);
-      for (int r = 0; r < nq; r++) {
-        d->stiff[(size_t)r * nq + j] -= b[r] * uq;
-        d->damp[(size_t)r * nq + j] -= b[r] * uqd;
-      }
-      d->stiff[(size_t)w * nq + j] -= e_q[j];
-      d->damp[(size_t)w * nq + j] -= e_qd[j];
+      uq[j] = s.slope * gain[0] * e_q[j];
+      uqd[j] = s.slope * (gain[0] * e_qd[j] + gain[2] * edot_qd[j] + (j == w) * gain[1]);
     }
+    subtract_outer(m, d->stiff, b, uq);
+    subtract_outer(m, d->damp, b, uqd);
+    /* the row of w'' = e */
+    memset(b, 0, sizeof(double) * nq);
+    b[w] = 1;
+    subtract_outer(m, d->stiff, b, e_q);
+    subtract_outer(m, d->damp, b, e_qd);
   }
 }
 

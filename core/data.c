@@ -1,18 +1,20 @@
-/* The per-run workspace: one allocation sized from the model, so that nothing is allocated while
-   integrating. */
+/* The per-run workspace: one allocation sized from the model and its sparsity structure, plus the
+   numeric factorisations, so that nothing is allocated while integrating. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
 mb_data* mb_data_create(const mb_model* m) {
-  const size_t nq = m->nq, nc = m->ncon, nn = nq * nq;
-  mb_data* d = calloc(1, sizeof *d);
+  const mb_structure* st = m->structure;
+  const size_t nq = m->nq, nc = m->ncon, nnz = st->sys->nnz, nphiq = st->phiq.nnz;
+  mb_data* d = calloc(1, sizeof *d + 2 * sizeof(mb_factor));
   if (!d) return NULL;
-  double** fields[] = {&d->q,       &d->qd,       &d->qdd,       &d->force,  &d->qhat_v, &d->qhat_a,
-                       &d->qd_star, &d->qdd_star, &d->ctrl_work, &d->lambda, &d->sigma,  &d->kappa,
-                       &d->phi,     &d->phit,     &d->phidd_rhs, &d->phiq,   &d->stiff,  &d->damp,
-                       &d->tangent, &d->proj,     &d->out,       &d->unwrap, &d->work,   &d->psi};
+  double** fields[] = {
+      &d->q,         &d->qd,        &d->qdd,     &d->force, &d->qhat_v,  &d->qhat_a, &d->qd_star,
+      &d->qdd_star,  &d->ctrl_work, &d->lambda,  &d->sigma, &d->kappa,   &d->phi,    &d->phit,
+      &d->phidd_rhs, &d->phiq,      &d->stiff,   &d->damp,  &d->tangent, &d->proj,   &d->out,
+      &d->unwrap,    &d->work,      &d->scatter, &d->psi,   &d->lvcache};
   const size_t counts[] = {nq,
                            nq,
                            nq,
@@ -28,34 +30,39 @@ mb_data* mb_data_create(const mb_model* m) {
                            nc,
                            nc,
                            nc,
-                           nc * nq,
-                           nn,
-                           nn,
-                           nn,
-                           nn,
+                           nphiq,
+                           nnz,
+                           nnz,
+                           nnz,
+                           nnz,
                            (size_t)m->nout,
                            3 * (size_t)m->nsensor,
-                           4 * nq + 2 * nc + nn,
-                           (size_t)m->nfunctional};
+                           4 * nq + 2 * nc,
+                           nq,
+                           (size_t)m->nfunctional,
+                           6 * (size_t)st->ncache};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* buf = calloc(total, sizeof(double));
-  int* pivot = calloc(nq + 1, sizeof(int));
-  if (!buf || !pivot) {
-    free(d);
+  d->newton = (mb_factor*)(d + 1);
+  d->projection = d->newton + 1;
+  if (!buf || mb_factor_init(d->newton, &st->newton) ||
+      mb_factor_init(d->projection, &st->projection)) {
     free(buf);
-    free(pivot);
+    mb_factor_release(d->newton);
+    mb_factor_release(d->projection);
+    free(d);
     return NULL;
   }
   /* the first array owns the block */
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = buf, buf += counts[i];
-  d->pivot = pivot;
   return d;
 }
 
 void mb_data_free(mb_data* d) {
   if (!d) return;
+  mb_factor_release(d->newton);
+  mb_factor_release(d->projection);
   free(d->q);
-  free(d->pivot);
   free(d);
 }

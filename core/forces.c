@@ -30,15 +30,6 @@ static double spring_tension(const mb_model* m, int i, const spring_state* s) {
   return m->force_k[i] * (s->length - m->force_l0[i]) + m->force_c[i] * s->rate + m->force_f0[i];
 }
 
-/* A += s (J_b - J_a)^T G (J_b - J_a) */
-static void add_difference_form(const mb_model* m, int a, int b, double s, const double* G,
-                                double* A) {
-  mb_lvec_add_jtgj(m, b, b, s, G, A);
-  mb_lvec_add_jtgj(m, b, a, -s, G, A);
-  mb_lvec_add_jtgj(m, a, b, -s, G, A);
-  mb_lvec_add_jtgj(m, a, a, s, G, A);
-}
-
 static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
   spring_state s;
@@ -48,18 +39,45 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   mb_lvec_add_jtw(m, b, -f, s.u, d->force);
   mb_lvec_add_jtw(m, a, f, s.u, d->force);
   if (!want_jac || s.length <= 1e-12) return;
-  /* K = J_d^T [k u u^T + (f/l)(I - u u^T) + (c/l) u (dd - u rate)^T] J_d, C = c J_d^T u u^T J_d */
+  /* K = J_d^T [k u u^T + (f/l)(I - u u^T) + (c/l) u (dd - u rate)^T] J_d, C = c J_d^T u u^T J_d,
+     on the element's blocks with J_d = J_b - J_a */
   const double k = m->force_k[i], c = m->force_c[i], l = s.length;
-  double G[9] = {0}, D[9] = {0};
+  const int dim = m->dim;
+  const mb_local L = mb_force_local(m, i);
+  const int n = dim * L.nb;
+  double G[9], Ja[3 * MB_LOCAL_COORDS], Jd[3 * MB_LOCAL_COORDS], GJ[3 * MB_LOCAL_COORDS];
+  double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS], w[MB_LOCAL_COORDS];
   for (int r = 0; r < 3; r++)
     for (int j = 0; j < 3; j++) {
       double uu = s.u[r] * s.u[j];
       G[3 * r + j] =
           k * uu + f / l * ((r == j) - uu) + c / l * s.u[r] * (s.dd[j] - s.u[j] * s.rate);
-      D[3 * r + j] = c * uu;
     }
-  add_difference_form(m, a, b, 1, G, d->stiff);
-  if (c != 0) add_difference_form(m, a, b, 1, D, d->damp);
+  mb_local_jacobian(m, &L, a, Ja);
+  mb_local_jacobian(m, &L, b, Jd);
+  for (int e = 0; e < dim * n; e++) Jd[e] -= Ja[e];
+  for (int r = 0; r < dim; r++)
+    for (int col = 0; col < n; col++) {
+      double sum = 0;
+      for (int j = 0; j < dim; j++) sum += G[3 * r + j] * Jd[j * n + col];
+      GJ[r * n + col] = sum;
+    }
+  for (int row = 0; row < n; row++)
+    for (int col = 0; col < n; col++) {
+      double sum = 0;
+      for (int r = 0; r < dim; r++) sum += Jd[r * n + row] * GJ[r * n + col];
+      K[row * n + col] = sum;
+    }
+  mb_local_add(m, &L, d->stiff, 1, K);
+  if (c == 0) return;
+  for (int col = 0; col < n; col++) {
+    double sum = 0;
+    for (int r = 0; r < dim; r++) sum += s.u[r] * Jd[r * n + col];
+    w[col] = sum;
+  }
+  for (int row = 0; row < n; row++)
+    for (int col = 0; col < n; col++) K[row * n + col] = c * w[row] * w[col];
+  mb_local_add(m, &L, d->damp, 1, K);
 }
 
 /* Tyre-road contact. The road height is h(x) = H (1 + tanh((x - x0)/w)) / 2 (flat at 0 for
@@ -102,11 +120,23 @@ static void tyre_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   const double F[3] = {0, 0, t.Fz};
   mb_lvec_add_jtw(m, a, 1, F, d->force);
   if (!want_jac) return;
-  /* Q = J^T e_z Fz: K = -J^T e_z (dFz/dp)^T J, C = -J^T e_z (dFz/dv)^T J */
-  double G[9] = {0}, D[9] = {0};
-  for (int j = 0; j < 3; j++) G[6 + j] = t.dp[j], D[6 + j] = t.dv[j];
-  mb_lvec_add_jtgj(m, a, a, -1, G, d->stiff);
-  mb_lvec_add_jtgj(m, a, a, -1, D, d->damp);
+  /* Q = J^T e_z Fz: K = -J^T e_z (dFz/dp)^T J, C = -J^T e_z (dFz/dv)^T J, on the element's
+     blocks: outer products of the rows J^T e_z and J^T dFz/dp, J^T dFz/dv */
+  const mb_local L = mb_force_local(m, i);
+  const int n = 3 * L.nb;
+  double J[3 * MB_LOCAL_COORDS], wp[MB_LOCAL_COORDS], wv[MB_LOCAL_COORDS];
+  double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
+  mb_local_jacobian(m, &L, a, J);
+  for (int col = 0; col < n; col++) {
+    wp[col] = t.dp[0] * J[col] + t.dp[1] * J[n + col] + t.dp[2] * J[2 * n + col];
+    wv[col] = t.dv[0] * J[col] + t.dv[1] * J[n + col] + t.dv[2] * J[2 * n + col];
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    const double* w = pass ? wv : wp;
+    for (int row = 0; row < n; row++)
+      for (int col = 0; col < n; col++) K[row * n + col] = J[2 * n + row] * w[col];
+    mb_local_add(m, &L, pass ? d->damp : d->stiff, -1, K);
+  }
 }
 
 /* components of a point force or torque at time t */
@@ -150,7 +180,7 @@ static void torque_value(const mb_model* m, int i, double t, double* tau) {
 }
 
 void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
-  const size_t nn = (size_t)m->nq * m->nq;
+  const size_t nn = (size_t)m->structure->sys->nnz;
   memcpy(d->force, m->gravity_force, sizeof(double) * m->nq);
   if (want_jac) {
     memset(d->stiff, 0, sizeof(double) * nn);
@@ -241,12 +271,7 @@ double mb_nonconservative_power(const mb_model* m, mb_data* d) {
 void mb_energy(const mb_model* m, const mb_data* d, double* kinetic, double* gravity,
                double* elastic) {
   if (kinetic) {
-    double T = 0;
-    for (int i = 0; i < m->nq; i++) {
-      double row = 0;
-      for (int j = 0; j < m->nq; j++) row += m->mass[(size_t)i * m->nq + j] * d->qd[j];
-      T += 0.5 * d->qd[i] * row;
-    }
+    double T = 0.5 * mb_mass_form(m, d->qd, d->qd);
     /* controller states carry unit mass but no physical energy */
     for (int i = 0; i < m->nctrl; i++)
       for (int k = 0; k < m->dim; k++)

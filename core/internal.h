@@ -3,6 +3,7 @@
 #define MBOPT_INTERNAL_H
 
 #include "mbopt/model.h"
+#include "structure.h"
 
 #define MB_PI 3.14159265358979323846
 
@@ -17,6 +18,19 @@ static inline void mbu_cross3(const double* a, const double* b, double* c) {
 }
 double mbu_norm3(const double* a);
 
+/* v += s W x for a dim x dim block W in a 3 x 3 row-major slot, unrolled by dimension: the
+   innermost operation of linear vectors and of the mass matrix */
+static inline void mbu_add_wx(int dim, const double* W, const double* x, double s, double* v) {
+  if (dim == 3) {
+    v[0] += s * (W[0] * x[0] + W[1] * x[1] + W[2] * x[2]);
+    v[1] += s * (W[3] * x[0] + W[4] * x[1] + W[5] * x[2]);
+    v[2] += s * (W[6] * x[0] + W[7] * x[1] + W[8] * x[2]);
+  } else {
+    v[0] += s * (W[0] * x[0] + W[1] * x[1]);
+    v[1] += s * (W[3] * x[0] + W[4] * x[1]);
+  }
+}
+
 /* linear vectors (lvec.c): J denotes d v / d q (dim x nq) of a linear vector */
 
 /* Time derivative J qd of linear vector lv into vd (3). */
@@ -25,14 +39,9 @@ void mb_lvec_rate(const mb_model* m, int lv, const double* qd, double* vd);
 /* g (nq) += s J^T w, with w a dim-vector. */
 void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, double* g);
 
-/* A (nq x nq, row-major) += s J_a^T G J_b, with G a dim x dim block in a 3 x 3 row-major slot
-   (NULL means the identity). */
+/* A += s J_a^T G J_b, with A the values of an nq x nq matrix on the system pattern
+   (m->structure->sys) and G a dim x dim block in a 3 x 3 row-major slot. */
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A);
-
-/* The same with J_a taken from model ma and J_b from model mb (a model or its tangent model, which
-   share their layout): A += s J_a^T G J_b. */
-void mb_lvec_add_jtgj2(const mb_model* ma, int a, const mb_model* mb, int b, double s,
-                       const double* G, double* A);
 
 /* time functions (timefunc.c): spline second derivatives for a table of n samples */
 void mbu_spline_setup(int n, const double* t, const double* y, double* ypp, double* work);
@@ -72,12 +81,29 @@ double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int
 /* Evaluates Phi, Phi_q, Phi_t and the acceleration term of all constraints at d->q, d->qd, d->t. */
 void mb_constraints(const mb_model* m, mb_data* d);
 
+/* Evaluates only Phi and Phi_q at d->q, d->t. */
+void mb_constraints_positions(const mb_model* m, mb_data* d);
+
+/* Evaluates only Phi_t and the acceleration remainder at d->q, d->qd, d->t. */
+void mb_constraints_rates(const mb_model* m, mb_data* d);
+
+/* The number of linear vectors of a constraint-like expression of kind `kind` (2 or 4). */
+int mb_con_nlvec(int kind);
+
 /* Values of all constraints at q, t into phi (ncon). */
 void mb_constraint_values(const mb_model* m, const double* q, double t, double* phi);
 
-/* A (nq x nq) += s sum_i w_i Hessian(Phi_i) (the Phi_qq^T w product). */
+/* A (values on the system pattern) += s sum_i w_i Hessian(Phi_i) (the Phi_qq^T w product). */
 void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,
                                 double* A);
+
+/* A (values on the system pattern) += s sum_i w_i S_i Phi_q,i^T Phi_q,i over the rows of Phi_q
+   (S the penalty scales, w may be NULL for ones). */
+void mb_constraints_add_gram(const mb_model* m, const double* phiq, const double* w, double s,
+                             double* A);
+
+/* Largest column sum over the rows of Phi_q of S_i Phi_q,ij^2. */
+double mb_constraints_metric(const mb_model* m, const double* phiq, double* work);
 
 /* forces (forces.c): Q, K = -dQ/dq and C = -dQ/dqd at d->q, d->qd, d->t (K, C when want_jac). */
 void mb_forces(const mb_model* m, mb_data* d, int want_jac);
@@ -148,6 +174,10 @@ double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, dou
    among the sensor's values; -1 if none */
 int mb_column_sensor(const mb_model* m, int col, int* comp);
 
+/* Marks in blocks (nq / dim) the coordinate blocks that the partials of output column col with
+   respect to q, qd or qdd can reach, whatever the state (d: any state of m). */
+void mb_output_support(const mb_model* m, const mb_data* d, int col, unsigned char* blocks);
+
 /* functionals (functionals.c): the integrand g (final = 0) or the final value w (final = 1) of
    functional f at the state of d (the value of mbd_functional_partials, without derivatives) */
 double mb_functional_value(const mb_model* m, const mb_data* d, int f, int final);
@@ -162,8 +192,9 @@ void mb_functionals_accumulate(const mb_model* m, const mb_data* d, long n, long
    manifolds at d->q (seed 001, eqs. 6, 7), updating the violation statistics. */
 mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);
 
-/* Penalty used by the projections and the initial accelerations (well scaled to M). */
-double mb_projection_penalty(const mb_model* m, const double* phiq);
+/* Penalty used by the projections and the initial accelerations (well scaled to M), at the
+   constraints evaluated in d. */
+double mb_projection_penalty(const mb_model* m, mb_data* d);
 
 /* sensitivity partials (sens_partials.c). Expression i is constraint i (i < ncon) or prescribed
    coordinate i - ncon; prescribed angles are taken about their current value, so that their rows
@@ -183,7 +214,7 @@ void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int
 void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double w,
                          double* out);
 
-/* A (nq x nq) += w times the Hessian of expression i. */
+/* A (values on the system pattern) += w times the Hessian of constraint i. */
 void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A);
 
 /* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm;
@@ -191,17 +222,17 @@ void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, doub
 void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ);
 
-/* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T Phi_q [+ Phi_qq^T mult when exact])
-   into d->tangent, from the constraints and forces already evaluated in d (ali3p.c). */
-void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact);
+/* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T S Phi_q [+ Phi_qq^T mult when exact])
+   into T (values on the system pattern), from the constraints and forces already evaluated in d
+   (ali3p.c). */
+void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
+                      double* T);
 
-/* dense linear algebra on row-major n x n matrices (linalg.c) */
-void mbu_matvec(int n, const double* A, const double* x, double* y); /* y = A x */
-/* A += s J^T diag(w) J (w may be NULL for ones) */
-void mbu_add_gram(int nrow, int n, const double* J, const double* w, double s, double* A);
-void mbu_add_jtv(int nrow, int n, const double* J, const double* v, double s,
-                 double* y);                                               /* y += s J^T v */
-void mbu_jv(int nrow, int n, const double* J, const double* x, double* y); /* y = J x */
+/* Factorises M + pen Phi_q^T S Phi_q at the constraints evaluated in d into d->projection (pen
+   from mb_projection_penalty, kept in d->proj_penalty); fails with MB_ERR_SINGULAR (ali3p.c). */
+mb_status mb_factor_projection(const mb_model* m, mb_data* d, mb_error* err);
+
+/* vectors */
 double mbu_norm_inf(int n, const double* x);
 int mbu_all_finite(int n, const double* x);
 

@@ -7,9 +7,9 @@
 #include "internal.h"
 
 typedef enum sens_factor {
-  SENS_NEWTON,            /* the Newton matrix (LU in d->tangent) */
+  SENS_NEWTON,            /* the Newton matrix (d->newton) */
   SENS_NEWTON_TRANSPOSED, /* its transpose, for the adjoint */
-  SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (Cholesky in d->proj) */
+  SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (d->projection) */
 } sens_factor;
 
 typedef struct sens_ws {
@@ -36,9 +36,10 @@ typedef struct sens_ws {
   double* rhs;     /* (nq x ncol) */
   double* g;       /* (nc x ncol) */
   double* s;       /* (nc x ncol) */
-  double* phid_q;  /* (nc x nq) d(dPhi/dt)/dq at the projected state */
-  double* phidd_q; /* (nc x nq) d(d2Phi/dt2)/dq */
-  double* H;       /* (nq x nq) Hessian products */
+  double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
+  double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
+  double* H;       /* (nnz) Hessian products on the system pattern */
+  double* scatter; /* (nq) zero between uses */
   double* vec;     /* (nq) */
   double* par;     /* (nc x 3) explicit parameter derivatives of Phi and its rates */
   double* gq;      /* (3 nq) partials of a functional */
@@ -65,12 +66,15 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
                       const double* r, const double* g, double* x, double* s);
 
 /* The dynamic state: puts the Newmark rates qd*, qdd* into d (keeping the projected rates in
-   ws->save), evaluates constraints and forces there and factorises the exact Newton matrix. */
+   ws->save), evaluates constraints and forces there and factorises the exact Newton matrix (the
+   step's own factorisation is that of its first iteration, at the predicted positions). */
 mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
 
-/* Back to the projected state: restores the rates, evaluates the constraints, the rate Jacobians
-   ws->phid_q and ws->phidd_q, and factorises the projection matrix (penalty in ws->pen). */
-mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
+/* Back to the projected state: restores the rates, evaluates the constraints and the rate
+   Jacobians ws->phid_q and ws->phidd_q; factorises the projection matrix unless reuse is set (d
+   holds it from the step's own projection, at the same positions). Its penalty goes to ws->pen. */
+mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
+                               mb_error* err);
 
 /* Explicit parameter terms of the dynamic equations at the dynamic state, for parameter k:
    r = Q_rho - M_rho qdd* - (dPhi_q/drho)^T lambda and g = -Phi_rho. */
@@ -84,9 +88,6 @@ void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k,
 
 /* ws->H = sum_i w_i Hessian(Phi_i). */
 void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w);
-
-/* y (nrow) += s A x for a row-major nrow x n matrix. */
-void sens_matvec(int nrow, int n, const double* A, const double* x, double s, double* y);
 
 /* Sensitivities of the assembled initial state (positions, velocities, accelerations and
    multipliers) into ws->qr, qdr, qddr, lamr, one column per parameter. */

@@ -164,6 +164,7 @@ static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* 
 static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int level,
                                const double* xbar, double* star, double* grad) {
   const int nq = m->nq, nc = m->ncon, nf = a->nf;
+  const mb_rows* rows = &m->structure->phiq;
   memset(a->eta, 0, sizeof(double) * nc * nf);
   sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, nf, xbar, a->zero, a->zeta, a->eta);
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
@@ -171,14 +172,11 @@ static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
   for (int f = 0; f < nf; f++) {
     const double *z = a->zeta + (size_t)f * nq, *e = a->eta + (size_t)f * nc;
     double *ab = a->abar + (size_t)f * nq, *bb = a->bbar + (size_t)f * nq;
-    sens_matvec(nq, nq, ws->H, z, -1, ab);
-    for (int i = 0; i < nc; i++)
-      for (int j = 0; j < nq; j++) {
-        ab[j] -= rates[(size_t)i * nq + j] * e[i];
-        if (level == 2) bb[j] -= 2 * ws->phid_q[(size_t)i * nq + j] * e[i];
-      }
+    mb_spmv(m->structure->sys, ws->H, z, -1, ab);
+    mb_rows_mul_t(rows, rates, e, -1, ab);
+    if (level == 2) mb_rows_mul_t(rows, ws->phid_q, e, -2, bb);
     memset(star + (size_t)f * nq, 0, sizeof(double) * nq);
-    sens_matvec(nq, nq, m->mass, z, 1, star + (size_t)f * nq);
+    mb_mass_mul(m, z, 1, star + (size_t)f * nq);
   }
   explicit_terms(m, d, ws, a, level, grad);
 }
@@ -198,7 +196,7 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
   /* projections, last first: the acceleration projection reads the projected velocities */
   memcpy(ws->save, d->qd, sizeof(double) * nq);
   memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
-  mb_status st = sens_projected_state(m, d, ws, err);
+  mb_status st = sens_projected_state(m, d, ws, 0, err);
   if (st != MB_OK) return st;
   projection_adjoint(m, d, ws, a, 2, a->cbar, qdd_star_bar, grad);
   projection_adjoint(m, d, ws, a, 1, a->bbar, qd_star_bar, grad);
@@ -218,9 +216,8 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
     const double* z = a->zeta + (size_t)f * nq;
     double *hv = a->hv + (size_t)f * nq, *ha = a->ha + (size_t)f * nq;
     for (int j = 0; j < nq; j++) hv[j] = -hv[j], ha[j] = -ha[j];
-    sens_matvec(nq, nq, m->mass, z, 1, ha);
-    for (int i = 0; i < nq; i++)
-      for (int j = 0; j < nq; j++) hv[j] += d->damp[(size_t)i * nq + j] * z[i];
+    mb_mass_mul(m, z, 1, ha);
+    mb_spmv_t(m->structure->sys, d->damp, z, 1, hv);
   }
   for (size_t i = 0; i < n; i++) {
     a->abar[i] = c1 * a->hv[i] + d1 * a->ha[i];

@@ -52,7 +52,7 @@ static void dependence(const mb_model* m, sens_ws* ws, int k) {
         dep |= lvec_depends(dm, m->body_axes[3 * m->force_body[i] + j]);
     ws->force_dep[(size_t)k * m->nforce + i] = (unsigned char)dep;
   }
-  ws->mass_dep[k] = (unsigned char)nonzero((size_t)m->nq * m->nq, dm->mass);
+  ws->mass_dep[k] = (unsigned char)nonzero(9 * (size_t)m->nmass, dm->mass);
 }
 
 /* Whether the functionals depend on parameter k explicitly: always, unless it moves only time
@@ -75,7 +75,7 @@ static void activity_window(const mb_model* m, sens_ws* ws, int k) {
       nonzero(m->npres, dm->pres_rate) || nonzero(m->nforce, dm->force_k) ||
       nonzero(m->nforce, dm->force_c) || nonzero(m->nforce, dm->force_l0) ||
       nonzero(m->nforce, dm->force_f0) || nonzero(3 * (size_t)m->nforce, dm->force_slip) ||
-      nonzero(nq * nq, dm->mass) || nonzero(nq, dm->gravity_force) ||
+      nonzero(9 * (size_t)m->nmass, dm->mass) || nonzero(nq, dm->gravity_force) ||
       nonzero(m->nbody, dm->body_mass) || nonzero(3 * (size_t)m->nelem, dm->elem_q0) ||
       nonzero(m->nfterm, dm->fterm_weight) || nonzero(m->nfterm, dm->fterm_eps) ||
       nonzero(3, dm->gravity) || nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain))
@@ -174,11 +174,12 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   int ncol = p > m->nfunctional ? p : m->nfunctional;
   ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
+  const size_t nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
   double** fields[] = {&ws->qr,  &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
                        &ws->g,   &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
-                       &ws->vec, &ws->par, &ws->gq,     &ws->save};
-  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, nc * nk,
-                           nc * nq, nc * nq, nq * nq, nq,      3 * nc,  3 * nq,  2 * nq};
+                       &ws->vec, &ws->par, &ws->gq,     &ws->save,    &ws->scatter};
+  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, nc * nk, nphiq,
+                           nphiq,   nnz,     nq,      3 * nc,  3 * nq,  2 * nq,  nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -219,10 +220,13 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
 double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
                       const double* r, const double* g, double* x, double* s) {
   const int nq = m->nq, nc = m->ncon;
+  const mb_rows* rows = &m->structure->phiq;
   const double bh2 = m->opt.beta * m->opt.step * m->opt.step;
+  mb_factor* f = kind == SENS_PROJECTION ? d->projection : d->newton;
   double worst = 0;
   for (int it = 0; it < 100; it++) {
-    /* x = (A + pen Phi_q^T S Phi_q)^-1 (r - Phi_q^T (s - pen S g)) */
+    /* x = (A + pen Phi_q^T S Phi_q)^-1 (r - Phi_q^T (s - pen S g)), the Newton matrix being
+       beta h^2 (A + alpha Phi_q^T S Phi_q) */
     for (int k = 0; k < ncol; k++) {
       double* xk = x + (size_t)k * nq;
       const double *sk = s + (size_t)k * nc, *gk = g + (size_t)k * nc;
@@ -230,19 +234,13 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       for (int i = 0; i < nc; i++) {
         const double w = sk[i] - pen * m->con_scale[i] * gk[i];
         if (w == 0) continue;
-        const double* row = d->phiq + (size_t)i * nq;
-        for (int j = 0; j < nq; j++) xk[j] -= w * row[j];
+        for (int e = rows->rowptr[i]; e < rows->rowptr[i + 1]; e++)
+          xk[rows->col[e]] -= w * d->phiq[e];
       }
       if (kind != SENS_PROJECTION)
         for (int j = 0; j < nq; j++) xk[j] *= bh2;
     }
-    /* d->tangent holds the row-major Newton matrix, i.e. its transpose in column-major */
-    if (kind == SENS_NEWTON)
-      LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'T', nq, ncol, d->tangent, nq, d->pivot, x, nq);
-    else if (kind == SENS_NEWTON_TRANSPOSED)
-      LAPACKE_dgetrs(LAPACK_COL_MAJOR, 'N', nq, ncol, d->tangent, nq, d->pivot, x, nq);
-    else
-      LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', nq, ncol, d->proj, nq, x, nq);
+    mb_factor_solve(f, kind == SENS_NEWTON_TRANSPOSED, ncol, x);
     /* s += pen S (Phi_q x - g) */
     /* relative to the largest column, with no absolute floor: models whose sensitivities are
        all small converge as far as those with large ones */
@@ -254,8 +252,8 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       const double* gk = g + (size_t)k * nc;
       for (int i = 0; i < nc; i++) {
         double v = -gk[i];
-        const double* row = d->phiq + (size_t)i * nq;
-        for (int j = 0; j < nq; j++) v += row[j] * xk[j];
+        for (int e = rows->rowptr[i]; e < rows->rowptr[i + 1]; e++)
+          v += d->phiq[e] * xk[rows->col[e]];
         sk[i] += pen * m->con_scale[i] * v;
         worst = fmax(worst, fabs(v));
       }
@@ -277,42 +275,39 @@ mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_erro
   memcpy(d->qdd, d->qdd_star, sizeof(double) * nq);
   mb_constraints(m, d);
   mb_forces(m, d, 1);
-  mb_newton_matrix(m, d, d->lambda, 1);
-  if (LAPACKE_dgetrf(LAPACK_COL_MAJOR, nq, nq, d->tangent, nq, d->pivot) != 0)
+  mb_newton_matrix(m, d, d->lambda, 1, d->tangent);
+  if (mb_factor_compute(d->newton, d->tangent) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
   return MB_OK;
 }
 
-mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
+                               mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
+  const mb_rows* rows = &m->structure->phiq;
   memcpy(d->qd, ws->save, sizeof(double) * nq);
   memcpy(d->qdd, ws->save + nq, sizeof(double) * nq);
   mb_constraints(m, d);
-  memset(ws->phid_q, 0, sizeof(double) * nc * nq);
-  memset(ws->phidd_q, 0, sizeof(double) * nc * nq);
-  for (int i = 0; i < nc; i++)
-    mbd_expr_rows(m, d, i, NULL, ws->phid_q + (size_t)i * nq, ws->phidd_q + (size_t)i * nq);
-  ws->pen = mb_projection_penalty(m, d->phiq);
-  memcpy(d->proj, m->mass, sizeof(double) * nq * nq);
-  mbu_add_gram(nc, nq, d->phiq, m->con_scale, ws->pen, d->proj);
-  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', nq, d->proj, nq) != 0)
+  for (int i = 0; i < nc; i++) {
+    mbd_expr_rows(m, d, i, NULL, d->scatter, ws->scatter);
+    mb_rows_gather(rows, i, ws->phid_q, d->scatter);
+    mb_rows_gather(rows, i, ws->phidd_q, ws->scatter);
+  }
+  if (reuse && d->projection->valid) {
+    ws->pen = d->proj_penalty;
+    return MB_OK;
+  }
+  if (mb_factor_projection(m, d, err) != MB_OK)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular projection matrix", d->t);
+  ws->pen = d->proj_penalty;
   return MB_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
    explicit parameter terms */
 
-void sens_matvec(int nrow, int n, const double* A, const double* x, double s, double* y) {
-  for (int i = 0; i < nrow; i++) {
-    double sum = 0;
-    for (int j = 0; j < n; j++) sum += A[(size_t)i * n + j] * x[j];
-    y[i] += s * sum;
-  }
-}
-
 void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w) {
-  memset(ws->H, 0, sizeof(double) * m->nq * m->nq);
+  memset(ws->H, 0, sizeof(double) * m->structure->sys->nnz);
   for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, w[i], ws->H);
 }
 
@@ -339,9 +334,8 @@ static void subtract_rows_param(const mb_model* m, const mb_data* d, sens_ws* ws
 
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g) {
-  const int nq = m->nq;
   mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
-  if (ws->mass_dep[k]) sens_matvec(nq, nq, ws->dm[k]->mass, d->qdd, -1, r);
+  if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
   subtract_rows_param(m, d, ws, k, d->lambda, r);
   constraint_params(m, d, ws, k);
   for (int i = 0; i < m->ncon; i++) g[i] = -ws->par[3 * i];
@@ -357,7 +351,7 @@ void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k,
   if (ws->mass_dep[k]) {
     double* diff = ws->gq; /* scratch of 3 nq */
     for (int j = 0; j < nq; j++) diff[j] = x[j] - star[j];
-    sens_matvec(nq, nq, ws->dm[k]->mass, diff, -1, r);
+    mb_mass_mul(ws->dm[k], diff, -1, r);
   }
   subtract_rows_param(m, d, ws, k, mult, r);
   constraint_params(m, d, ws, k);
@@ -477,23 +471,25 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   memcpy(ws->save, d->qd, sizeof(double) * nq);
   memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
-  if ((st = sens_projected_state(m, d, ws, err)) != MB_OK) goto done;
+  if ((st = sens_projected_state(m, d, ws, 0, err)) != MB_OK) goto done;
   sens_hessian(m, d, ws, d->lambda);
+  const mb_pattern* sys = m->structure->sys;
+  const mb_rows* prows = &m->structure->phiq;
   for (int k = 0; k < p; k++) {
     const size_t cq = (size_t)k * nq, cc = (size_t)k * nc;
     double *r = ws->rhs + cq, *g = ws->g + cc;
     memset(r, 0, sizeof(double) * nq);
     memset(g, 0, sizeof(double) * nc);
     if (sens_active(ws, k, d->t)) sens_explicit_dynamics(m, d, ws, k, r, g);
-    sens_matvec(nq, nq, d->stiff, ws->qr + cq, -1, r);
-    sens_matvec(nq, nq, d->damp, ws->qdr + cq, -1, r);
-    sens_matvec(nq, nq, ws->H, ws->qr + cq, -1, r);
+    mb_spmv(sys, d->stiff, ws->qr + cq, -1, r);
+    mb_spmv(sys, d->damp, ws->qdr + cq, -1, r);
+    mb_spmv(sys, ws->H, ws->qr + cq, -1, r);
     if (sens_active(ws, k, d->t)) {
       constraint_params(m, d, ws, k);
       for (int i = 0; i < nc; i++) g[i] = -ws->par[3 * i + 2];
     }
-    sens_matvec(nc, nq, ws->phidd_q, ws->qr + cq, -1, g);
-    sens_matvec(nc, nq, ws->phid_q, ws->qdr + cq, -2, g);
+    mb_rows_mul(prows, ws->phidd_q, ws->qr + cq, -1, g);
+    mb_rows_mul(prows, ws->phid_q, ws->qdr + cq, -2, g);
   }
   if (p > 0) sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr);
   st = MB_OK;

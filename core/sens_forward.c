@@ -33,6 +33,7 @@ static void sensitivity_history(const mb_model* m, const sens_ws* ws, double* ha
 static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, int level,
                                    const double* xr_star, double* xr) {
   const int nq = m->nq, nc = m->ncon, p = ws->p;
+  const mb_rows* rows = &m->structure->phiq;
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
   for (int k = 0; k < p; k++) {
     const size_t cq = (size_t)k * nq, cc = (size_t)k * nc;
@@ -43,16 +44,17 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, i
       memset(r, 0, sizeof(double) * nq);
       memset(g, 0, sizeof(double) * nc);
     }
-    sens_matvec(nq, nq, m->mass, xr_star + cq, 1, r);
-    sens_matvec(nq, nq, ws->H, ws->qr + cq, -1, r);
-    sens_matvec(nc, nq, level == 1 ? ws->phid_q : ws->phidd_q, ws->qr + cq, -1, g);
-    if (level == 2) sens_matvec(nc, nq, ws->phid_q, ws->qdr + cq, -2, g);
+    mb_mass_mul(m, xr_star + cq, 1, r);
+    mb_spmv(m->structure->sys, ws->H, ws->qr + cq, -1, r);
+    mb_rows_mul(rows, level == 1 ? ws->phid_q : ws->phidd_q, ws->qr + cq, -1, g);
+    if (level == 2) mb_rows_mul(rows, ws->phid_q, ws->qdr + cq, -2, g);
   }
   memset(ws->s, 0, sizeof(double) * nc * p);
   sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, xr, ws->s);
 }
 
-/* One step: the tangent linear model at the dynamic state, then the projections. */
+/* One step: the tangent linear model at the dynamic state, then the projections, which solve
+   with the step's own factorisation of the projection matrix (the same positions). */
 static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, double* hat_v,
                                   double* hat_a, double* qdr_star, double* qddr_star,
                                   mb_error* err) {
@@ -71,8 +73,8 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
       memset(r, 0, sizeof(double) * nq);
       memset(g, 0, sizeof(double) * nc);
     }
-    sens_matvec(nq, nq, m->mass, hat_a + cq, 1, r);
-    sens_matvec(nq, nq, d->damp, hat_v + cq, 1, r);
+    mb_mass_mul(m, hat_a + cq, 1, r);
+    mb_spmv(m->structure->sys, d->damp, hat_v + cq, 1, r);
   }
   sens_kkt_solve(m, d, SENS_NEWTON, m->opt.penalty, p, ws->rhs, ws->g, ws->qr, ws->lamr);
   for (size_t i = 0; i < (size_t)nq * p; i++) {
@@ -81,7 +83,7 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
   }
 
   /* projections (eqs. 15-21) */
-  if ((st = sens_projected_state(m, d, ws, err)) != MB_OK) return st;
+  if ((st = sens_projected_state(m, d, ws, 1, err)) != MB_OK) return st;
   projection_sensitivity(m, d, ws, 1, qdr_star, ws->qdr);
   projection_sensitivity(m, d, ws, 2, qddr_star, ws->qddr);
   return MB_OK;

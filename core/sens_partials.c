@@ -191,14 +191,14 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
 
 void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A) {
   if (w == 0) return;
-  const expr x = expression(m, NULL, d, i);
+  const mb_structure* st = m->structure;
   double e[3];
-  mb_con_target(m, x.value, x.func, d->t, e);
-  expr_coef k = coefficients(x.kind, e);
+  mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+  expr_coef k = coefficients(m->con_kind[i], e);
   for (int j = 0; j < k.nterm; j++) {
-    const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
-    mb_lvec_add_jtgj(m, a, b, w * k.c[j][0], NULL, A);
-    mb_lvec_add_jtgj(m, b, a, w * k.c[j][0], NULL, A);
+    const double s = w * k.c[j][0];
+    for (int h = st->hess_adr[2 * i + j]; h < st->hess_adr[2 * i + j + 1]; h++)
+      A[st->hess_entry[h]] += s * st->hess_value[h];
   }
 }
 

@@ -27,11 +27,22 @@ typedef struct chain {
   double *dq, *dqd, *dqdd; /* partials (nq each, may be NULL) */
   const mb_model* dm;      /* tangent model, or NULL */
   double dp;               /* accumulated parameter derivative */
+  unsigned char* support;  /* or: marks the coordinate blocks the partials can reach */
 } chain;
+
+/* marks the coordinate blocks of linear vector lv */
+static void mark_lvec(const mb_model* m, int lv, unsigned char* blocks) {
+  for (int k = m->lvec_termadr[lv]; k < m->lvec_termadr[lv] + m->lvec_termnum[lv]; k++)
+    blocks[m->term_qadr[k] / m->dim] = 1;
+}
 
 /* adds s w . (derivative of the value, rate or acceleration of linear vector lv) */
 static void chain_lvec(chain* c, int lv, lv_level level, double s, const double* w) {
   const mb_data* d = c->d;
+  if (c->support) {
+    mark_lvec(c->m, lv, c->support);
+    return;
+  }
   if (c->dm) {
     double dv[3];
     if (level == LV_VALUE)
@@ -246,18 +257,12 @@ static void spring_chain(chain* c, int i, int tension) {
 static void kinetic_chain(chain* c) {
   const mb_model* m = c->m;
   const double* qd = c->d->qd;
-  const size_t nq = (size_t)m->nq;
-  if (c->dm) {
-    double x = 0;
-    for (size_t i = 0; i < nq; i++)
-      for (size_t j = 0; j < nq; j++) x += 0.5 * qd[i] * c->dm->mass[i * nq + j] * qd[j];
-    chain_param(c, x);
+  if (c->support) {
+    for (int k = 0; k < m->nmass; k++) c->support[m->mass_block[2 * k + 1]] = 1;
+  } else if (c->dm) {
+    chain_param(c, 0.5 * mb_mass_form(c->dm, qd, qd));
   } else if (c->dqd) {
-    for (size_t i = 0; i < nq; i++) {
-      double row = 0;
-      for (size_t j = 0; j < nq; j++) row += m->mass[i * nq + j] * qd[j];
-      c->dqd[i] += c->scale * row;
-    }
+    mb_mass_mul(m, qd, c->scale, c->dqd);
     /* controller states carry unit mass but no physical energy (as in mb_energy) */
     for (int i = 0; i < m->nctrl; i++)
       for (int k = 0; k < m->dim; k++)
@@ -297,6 +302,10 @@ static void elastic_chain(chain* c) {
 /* the output u (error 0) or the error e (error 1) of controller i */
 static void control_chain(chain* c, int i, int error) {
   const mb_model* m = c->m;
+  if (c->support) {
+    memset(c->support, 1, (size_t)(m->nq / m->dim));
+    return;
+  }
   if (c->dm) {
     c->dp += c->scale * (error ? mbd_controller_error_param(m, c->dm, c->d, i)
                                : mbd_controller_output_param(m, c->dm, c->d, i));
@@ -398,9 +407,14 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
   return value;
 }
 
+void mb_output_support(const mb_model* m, const mb_data* d, int col, unsigned char* blocks) {
+  chain c = {m, d, 1, NULL, NULL, NULL, NULL, 0, blocks};
+  column_chain(m, d, col, &c);
+}
+
 double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
                                double* dqd, double* dqdd) {
-  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0};
+  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0, NULL};
   const int want = s != 0 && (dq || dqd || dqdd);
   return column_chain(m, d, col, want ? &c : NULL);
 }
@@ -415,7 +429,7 @@ double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double*
 }
 
 double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col) {
-  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0};
+  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0, NULL};
   if (isnan(column_chain(m, d, col, &c))) return NAN;
   return c.dp;
 }

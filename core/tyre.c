@@ -21,82 +21,121 @@
 #define TYRE_SMOOTH 1e-4 /* m, as MB_TYRE_SMOOTH of the vertical force */
 #define TYRE_ETA 1e-3    /* N */
 
-typedef struct dn {
-  double v, d;
-} dn;
-
-static dn dadd(dn a, dn b) {
-  return (dn){a.v + b.v, a.d + b.d};
-}
-static dn dsub(dn a, dn b) {
-  return (dn){a.v - b.v, a.d - b.d};
-}
-static dn dmul(dn a, dn b) {
-  return (dn){a.v * b.v, a.d * b.v + a.v * b.d};
-}
-static dn ddiv(dn a, dn b) {
-  return (dn){a.v / b.v, (a.d * b.v - a.v * b.d) / (b.v * b.v)};
-}
-static dn dscale(double s, dn a) {
-  return (dn){s * a.v, s * a.d};
-}
-static dn dconst(double v) {
-  return (dn){v, 0};
-}
-static dn dtanh(dn a) {
-  double t = tanh(a.v);
-  return (dn){t, (1 - t * t) * a.d};
-}
-static dn dsqrt(dn a) {
-  double r = sqrt(a.v);
-  return (dn){r, a.d / (2 * r)};
-}
-static dn dsoftplus(dn a) {
-  double u = a.v, sp = u > 0 ? u + log1p(exp(-u)) : log1p(exp(u));
-  double sg = u > 0 ? 1 / (1 + exp(-u)) : exp(u) / (1 + exp(u));
-  return (dn){sp, sg * a.d};
-}
-static void dcross(const dn* a, const dn* b, dn* c) {
-  c[0] = dsub(dmul(a[1], b[2]), dmul(a[2], b[1]));
-  c[1] = dsub(dmul(a[2], b[0]), dmul(a[0], b[2]));
-  c[2] = dsub(dmul(a[0], b[1]), dmul(a[1], b[0]));
-}
-
 /* inputs: positions p, s, E0, E1, E2 (x[0..14]), velocities v, dE0, dE1, dE2 (x[15..26]);
    parameters k, R, C_x, C_y, mu; outputs W = (F, W_E0, W_E1, W_E2), Q = sum J_row^T W_row */
 enum { NPOS = 15, NX = 27 };
 
-static void slip_eval(const double* road, const dn* x, const dn* prm, dn* W) {
+/* A value with its derivatives along the first n of NX directions (forward mode, all directions
+   at once, so that each transcendental function is computed once): n = 0 for values, 1 for one
+   directional derivative, NX for the Jacobian. Results may alias their arguments. */
+typedef struct dn {
+  double v, d[NX];
+} dn;
+
+static inline void dconst(int n, dn* r, double v) {
+  r->v = v;
+  for (int k = 0; k < n; k++) r->d[k] = 0;
+}
+static inline void dadd(int n, dn* r, const dn* a, const dn* b) {
+  for (int k = 0; k < n; k++) r->d[k] = a->d[k] + b->d[k];
+  r->v = a->v + b->v;
+}
+static inline void dsub(int n, dn* r, const dn* a, const dn* b) {
+  for (int k = 0; k < n; k++) r->d[k] = a->d[k] - b->d[k];
+  r->v = a->v - b->v;
+}
+static inline void dmul(int n, dn* r, const dn* a, const dn* b) {
+  const double av = a->v, bv = b->v;
+  for (int k = 0; k < n; k++) r->d[k] = a->d[k] * bv + av * b->d[k];
+  r->v = av * bv;
+}
+static inline void ddiv(int n, dn* r, const dn* a, const dn* b) {
+  const double av = a->v, bv = b->v;
+  for (int k = 0; k < n; k++) r->d[k] = (a->d[k] * bv - av * b->d[k]) / (bv * bv);
+  r->v = av / bv;
+}
+/* r = f(a), with f(a) = value and f'(a) = slope */
+static inline void dchain(int n, dn* r, double value, double slope, const dn* a) {
+  for (int k = 0; k < n; k++) r->d[k] = slope * a->d[k];
+  r->v = value;
+}
+static inline void dscale(int n, dn* r, double s, const dn* a) {
+  dchain(n, r, s * a->v, s, a);
+}
+static inline void dshift(int n, dn* r, const dn* a, double c) {
+  dchain(n, r, a->v + c, 1, a);
+}
+static inline void dtanh(int n, dn* r, const dn* a) {
+  const double t = tanh(a->v);
+  dchain(n, r, t, 1 - t * t, a);
+}
+static inline void dsqrt(int n, dn* r, const dn* a) {
+  const double v = sqrt(a->v);
+  dchain(n, r, v, 1 / (2 * v), a);
+}
+static inline void dsoftplus(int n, dn* r, const dn* a) {
+  const double u = a->v, sp = u > 0 ? u + log1p(exp(-u)) : log1p(exp(u));
+  const double sg = u > 0 ? 1 / (1 + exp(-u)) : exp(u) / (1 + exp(u));
+  dchain(n, r, sp, sg, a);
+}
+/* c = a x b (c apart from a and b) */
+static void dcross(int n, dn* c, const dn* a, const dn* b) {
+  dn t;
+  dmul(n, &c[0], &a[1], &b[2]), dmul(n, &t, &a[2], &b[1]), dsub(n, &c[0], &c[0], &t);
+  dmul(n, &c[1], &a[2], &b[0]), dmul(n, &t, &a[0], &b[2]), dsub(n, &c[1], &c[1], &t);
+  dmul(n, &c[2], &a[0], &b[1]), dmul(n, &t, &a[1], &b[0]), dsub(n, &c[2], &c[2], &t);
+}
+
+static void slip_eval(int n, const double* road, const dn* x, const dn* prm, dn* W) {
   const dn *p = x, *s = x + 3, *E = x + 6, *v = x + 15, *Ed = x + 18;
-  const dn k = prm[0], R = prm[1], Cx = prm[2], Cy = prm[3], mu = prm[4];
-  dn h = dconst(0);
-  if (road[2] > 0)
-    h = dscale(road[1] / 2,
-               dadd(dconst(1), dtanh(dscale(1 / road[2], dsub(p[0], dconst(road[0]))))));
-  const dn delta = dadd(dsub(R, p[2]), h);
-  const dn N = dscale(TYRE_SMOOTH, dmul(k, dsoftplus(dscale(1 / TYRE_SMOOTH, delta))));
-  dn w[3] = {dconst(0), dconst(0), dconst(0)};
-  for (int j = 0; j < 3; j++) {
-    dn c[3];
-    dcross(E + 3 * j, Ed + 3 * j, c);
-    for (int r = 0; r < 3; r++) w[r] = dadd(w[r], dscale(0.5, c[r]));
+  const dn *k = prm, *R = prm + 1, *Cx = prm + 2, *Cy = prm + 3, *mu = prm + 4;
+  dn t, u, delta, N, w[3], c[3], vc[2], norm, f[2], vx, vy, muN, den, Fx, Fy, zF[3];
+  /* penetration delta = R - p_z + h(p_x), h = H (1 + tanh((p_x - x0) / w)) / 2 */
+  dsub(n, &delta, R, &p[2]);
+  if (road[2] > 0) {
+    dshift(n, &t, &p[0], -road[0]);
+    dscale(n, &t, 1 / road[2], &t);
+    dtanh(n, &t, &t);
+    dshift(n, &t, &t, 1);
+    dscale(n, &t, road[1] / 2, &t);
+    dadd(n, &delta, &delta, &t);
   }
-  /* v_c = v + R e_z x w; f = (s x e_z)/|.|, l = e_z x f */
-  const dn vc[3] = {dsub(v[0], dmul(R, w[1])), dadd(v[1], dmul(R, w[0])), v[2]};
-  const dn norm = dsqrt(dadd(dmul(s[0], s[0]), dmul(s[1], s[1])));
-  const dn f[3] = {ddiv(s[1], norm), dscale(-1, ddiv(s[0], norm)), dconst(0)};
-  const dn l[3] = {dscale(-1, f[1]), f[0], dconst(0)};
-  const dn vx = dadd(dmul(vc[0], f[0]), dmul(vc[1], f[1]));
-  const dn vy = dadd(dmul(vc[0], l[0]), dmul(vc[1], l[1]));
-  const dn muN = dmul(mu, N), den = dadd(muN, dconst(TYRE_ETA));
-  const dn Fx = dscale(-1, dmul(muN, dtanh(ddiv(dmul(Cx, vx), den))));
-  const dn Fy = dscale(-1, dmul(muN, dtanh(ddiv(dmul(Cy, vy), den))));
-  for (int r = 0; r < 3; r++) W[r] = dadd(dmul(Fx, f[r]), dmul(Fy, l[r]));
-  const dn zF[3] = {dscale(-1, W[1]), W[0], dconst(0)};
+  /* N = k e softplus(delta / e) */
+  dscale(n, &t, 1 / TYRE_SMOOTH, &delta);
+  dsoftplus(n, &t, &t);
+  dmul(n, &N, k, &t);
+  dscale(n, &N, TYRE_SMOOTH, &N);
+  /* w = 1/2 sum E_j x dE_j */
+  for (int r = 0; r < 3; r++) dconst(n, &w[r], 0);
   for (int j = 0; j < 3; j++) {
-    dn c[3];
-    dcross(E + 3 * j, zF, c);
-    for (int r = 0; r < 3; r++) W[3 + 3 * j + r] = dscale(0.5, dmul(R, c[r]));
+    dcross(n, c, E + 3 * j, Ed + 3 * j);
+    for (int r = 0; r < 3; r++) dscale(n, &t, 0.5, &c[r]), dadd(n, &w[r], &w[r], &t);
+  }
+  /* v_c = v + R e_z x w (horizontal part); f = (s x e_z)/|.| = (s_y, -s_x)/|.|, l = e_z x f */
+  dmul(n, &t, R, &w[1]), dsub(n, &vc[0], &v[0], &t);
+  dmul(n, &t, R, &w[0]), dadd(n, &vc[1], &v[1], &t);
+  dmul(n, &t, &s[0], &s[0]), dmul(n, &u, &s[1], &s[1]), dadd(n, &t, &t, &u);
+  dsqrt(n, &norm, &t);
+  ddiv(n, &f[0], &s[1], &norm);
+  ddiv(n, &f[1], &s[0], &norm), dscale(n, &f[1], -1, &f[1]);
+  /* slip velocities v_x = v_c . f, v_y = v_c . l with l = (-f_y, f_x) */
+  dmul(n, &vx, &vc[0], &f[0]), dmul(n, &t, &vc[1], &f[1]), dadd(n, &vx, &vx, &t);
+  dmul(n, &vy, &vc[1], &f[0]), dmul(n, &t, &vc[0], &f[1]), dsub(n, &vy, &vy, &t);
+  /* F_x = -mu N tanh(C_x v_x / (mu N + eta)), F_y likewise */
+  dmul(n, &muN, mu, &N);
+  dshift(n, &den, &muN, TYRE_ETA);
+  dmul(n, &t, Cx, &vx), ddiv(n, &t, &t, &den), dtanh(n, &t, &t), dmul(n, &Fx, &muN, &t);
+  dscale(n, &Fx, -1, &Fx);
+  dmul(n, &t, Cy, &vy), ddiv(n, &t, &t, &den), dtanh(n, &t, &t), dmul(n, &Fy, &muN, &t);
+  dscale(n, &Fy, -1, &Fy);
+  /* F = F_x f + F_y l, then W_Ej = R/2 E_j x (e_z x F) */
+  dmul(n, &W[0], &Fx, &f[0]), dmul(n, &t, &Fy, &f[1]), dsub(n, &W[0], &W[0], &t);
+  dmul(n, &W[1], &Fx, &f[1]), dmul(n, &t, &Fy, &f[0]), dadd(n, &W[1], &W[1], &t);
+  dconst(n, &W[2], 0);
+  dscale(n, &zF[0], -1, &W[1]), zF[1] = W[0], dconst(n, &zF[2], 0);
+  for (int j = 0; j < 3; j++) {
+    dcross(n, c, E + 3 * j, zF);
+    for (int r = 0; r < 3; r++) dmul(n, &t, R, &c[r]), dscale(n, &W[3 + 3 * j + r], 0.5, &t);
   }
 }
 
@@ -123,16 +162,27 @@ static void slip_params(const mb_model* mm, int i, double* prm) {
   for (int k = 0; k < 3; k++) prm[2 + k] = mm->force_slip[3 * i + k];
 }
 
-/* W and its derivative in the direction (dx, dprm) */
-static void slip_dir(const mb_model* m, int i, const double* x, const double* dx, const double* prm,
-                     const double* dprm, double* W, double* dW) {
+/* W at (x, prm) and, with D (12 x NX, may be NULL), its Jacobian dW/dx; or, with dx and dprm,
+   its derivative dW (may be NULL) in the direction (dx, dprm) */
+static void slip_eval_at(const mb_model* m, int i, const double* x, const double* prm,
+                         const double* dx, const double* dprm, double* W, double (*D)[NX],
+                         double* dW) {
+  const int n = D ? NX : dx ? 1 : 0;
   dn X[NX], P[5], Wd[12];
-  for (int j = 0; j < NX; j++) X[j] = (dn){x[j], dx ? dx[j] : 0};
-  for (int j = 0; j < 5; j++) P[j] = (dn){prm[j], dprm ? dprm[j] : 0};
-  slip_eval(m->force_road + 3 * i, X, P, Wd);
-  for (int j = 0; j < 12; j++) {
-    if (W) W[j] = Wd[j].v;
-    if (dW) dW[j] = Wd[j].d;
+  for (int j = 0; j < NX; j++) {
+    dconst(n, &X[j], x[j]);
+    if (D) X[j].d[j] = 1;
+    if (dx) X[j].d[0] = dx[j];
+  }
+  for (int j = 0; j < 5; j++) {
+    dconst(n, &P[j], prm[j]);
+    if (dx) P[j].d[0] = dprm ? dprm[j] : 0;
+  }
+  slip_eval(n, m->force_road + 3 * i, X, P, Wd);
+  for (int r = 0; r < 12; r++) {
+    if (W) W[r] = Wd[r].v;
+    if (D) memcpy(D[r], Wd[r].d, sizeof Wd[r].d);
+    if (dW) dW[r] = Wd[r].d[0];
   }
 }
 
@@ -145,23 +195,39 @@ void mb_tyre_slip(const mb_model* m, mb_data* d, int i, int want_jac) {
   double x[NX], prm[5], W[12];
   slip_inputs(m, &L, d->q, d->qd, x);
   slip_params(m, i, prm);
-  slip_dir(m, i, x, NULL, prm, NULL, W, NULL);
+  double D[12][NX];
+  slip_eval_at(m, i, x, prm, NULL, NULL, W, want_jac ? D : NULL, NULL);
   for (int r = 0; r < 4; r++) mb_lvec_add_jtw(m, L.row[r], 1, W + 3 * r, d->force);
   if (!want_jac) return;
-  /* K = -sum J_row^T dW_row/dx_j J_j over positions, C likewise over velocities */
-  for (int j = 0; j < 9; j++) {
-    const int vel = j >= 5, lv = vel ? L.row[j - 5] : L.pos[j],
-              x0 = vel ? NPOS + 3 * (j - 5) : 3 * j;
-    double G[4][9];
-    for (int c = 0; c < 3; c++) {
-      double dx[NX] = {0}, dW[12];
-      dx[x0 + c] = 1;
-      slip_dir(m, i, x, dx, prm, NULL, NULL, dW);
-      for (int r = 0; r < 4; r++)
-        for (int rr = 0; rr < 3; rr++) G[r][3 * rr + c] = dW[3 * r + rr];
-    }
-    for (int r = 0; r < 4; r++)
-      mb_lvec_add_jtgj(m, L.row[r], lv, -1, G[r], vel ? d->damp : d->stiff);
+
+  /* on the wheel's coordinate blocks: Jacobians of the inputs (positions: the 5 linear vectors;
+     rates: the 4 row vectors) and of the rows, with D = dW/dx, then
+     K = -J_rows^T D_pos J_pos and C = -J_rows^T D_vel J_rows */
+  const mb_local B = mb_force_local(m, i);
+  const int n = 3 * B.nb;
+  /* row-major with n columns */
+  double Jpos[NPOS * MB_LOCAL_COORDS], Jrow[12 * MB_LOCAL_COORDS];
+  double DJ[12 * MB_LOCAL_COORDS], K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
+  for (int j = 0; j < 5; j++) mb_local_jacobian(m, &B, L.pos[j], Jpos + 3 * j * n);
+  for (int r = 0; r < 4; r++) mb_local_jacobian(m, &B, L.row[r], Jrow + 3 * r * n);
+  for (int vel = 0; vel < 2; vel++) {
+    /* DJ = D_pos J_pos or D_vel J_rows (12 x n), K = -J_rows^T DJ (n x n) */
+    for (int r = 0; r < 12; r++)
+      for (int c = 0; c < n; c++) {
+        double sum = 0;
+        if (vel)
+          for (int k = 0; k < 12; k++) sum += D[r][NPOS + k] * Jrow[k * n + c];
+        else
+          for (int k = 0; k < NPOS; k++) sum += D[r][k] * Jpos[k * n + c];
+        DJ[r * n + c] = sum;
+      }
+    for (int a = 0; a < n; a++)
+      for (int c = 0; c < n; c++) {
+        double sum = 0;
+        for (int r = 0; r < 12; r++) sum += Jrow[r * n + a] * DJ[r * n + c];
+        K[a * n + c] = sum;
+      }
+    mb_local_add(m, &B, vel ? d->damp : d->stiff, -1, K);
   }
 }
 
@@ -170,7 +236,7 @@ double mb_tyre_slip_power(const mb_model* m, const mb_data* d, int i) {
   double x[NX], prm[5], W[12], power = 0;
   slip_inputs(m, &L, d->q, d->qd, x);
   slip_params(m, i, prm);
-  slip_dir(m, i, x, NULL, prm, NULL, W, NULL);
+  slip_eval_at(m, i, x, prm, NULL, NULL, W, NULL, NULL);
   for (int r = 0; r < 12; r++) power += W[r] * x[NPOS + r];
   return power;
 }
@@ -183,7 +249,7 @@ void mbd_tyre_slip_param(const mb_model* m, const mb_model* dm, const mb_data* d
   slip_inputs(dm, &L, d->q, d->qd, dx);
   slip_params(m, i, prm);
   slip_params(dm, i, dprm);
-  slip_dir(m, i, x, dx, prm, dprm, W, dW);
+  slip_eval_at(m, i, x, prm, dx, dprm, W, NULL, dW);
   for (int r = 0; r < 4; r++) {
     mb_lvec_add_jtw(m, L.row[r], 1, dW + 3 * r, dQ);
     mb_lvec_add_jtw(dm, L.row[r], 1, W + 3 * r, dQ);

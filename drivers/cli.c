@@ -63,15 +63,16 @@ int cli_exit_code(mb_status st) {
   }
 }
 
-int cli_load_desc(const char* path, double step, double t_end, mb_desc* d) {
+int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   mb_error err;
   mb_status st = mb_desc_load_json(path, d, &err);
   if (st != MB_OK) {
     cli_error("%s", err.message);
     return cli_exit_code(st);
   }
-  if (step > 0) d->settings.step = step;
-  if (t_end > 0) d->settings.t_end = t_end;
+  if (run && run->step > 0) d->settings.step = run->step;
+  if (run && run->t_end > 0) d->settings.t_end = run->t_end;
+  if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
   if (d->settings.step > d->settings.t_end) {
     cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
               d->settings.t_end);
@@ -214,10 +215,20 @@ int cli_method_option(const char* value, const char** method) {
   return 1;
 }
 
-int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end) {
+int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
   const char* a = argv[*i];
   const char* next = *i + 1 < argc ? argv[*i + 1] : NULL;
-  double* target = !strcmp(a, "--step") ? step : !strcmp(a, "--t-end") ? t_end : NULL;
+  if (!strcmp(a, "--linear-solver")) {
+    const int solver = next ? mb_linear_solver_parse(next) : -1;
+    if (solver < 0) {
+      cli_error("--linear-solver: expected auto, dense, sparse or klu, got '%s'", next ? next : "");
+      return -1;
+    }
+    run->linear_solver = solver;
+    (*i)++;
+    return 1;
+  }
+  double* target = !strcmp(a, "--step") ? &run->step : !strcmp(a, "--t-end") ? &run->t_end : NULL;
   if (!target) return 0;
   if (!cli_parse_positive(a, next, target)) return -1;
   (*i)++;

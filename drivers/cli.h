@@ -18,9 +18,18 @@ void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
 /* Parses a finite positive number for option `name`; prints the error and returns 0 on failure. */
 int cli_parse_positive(const char* name, const char* text, double* out);
 
-/* Loads a model description and applies command-line overrides of the step and final time
-   (values <= 0 keep the spec's). Returns an exit code. */
-int cli_load_desc(const char* path, double step, double t_end, mb_desc* d);
+/* Command-line overrides of the spec's simulation settings (values <= 0 and a negative
+   linear_solver keep the spec's). */
+typedef struct cli_run {
+  double step, t_end;
+  int linear_solver; /* mb_linear_solver */
+} cli_run;
+#define CLI_RUN_SPEC \
+  { 0, 0, -1 }
+
+/* Loads a model description and applies the overrides of run (may be NULL). Returns an exit
+   code. */
+int cli_load_desc(const char* path, const cli_run* run, mb_desc* d);
 
 /* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit
    code. */
@@ -43,9 +52,10 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
    error and returns 0 when it is missing or unknown. */
 int cli_method_option(const char* value, const char** method);
 
-/* Parses the options shared by the commands that take a SPEC and a time grid: --step, --t-end.
-   Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was not, -1 on error. */
-int cli_time_option(int argc, char** argv, int* i, double* step, double* t_end);
+/* Parses the options shared by the commands that simulate a SPEC: --step, --t-end,
+   --linear-solver. Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was
+   not, -1 on error. */
+int cli_run_option(int argc, char** argv, int* i, cli_run* run);
 
 /* The last branch of every command's argument loop: arg is the SPEC (stored in *spec) unless it
    looks like an option or a SPEC was given already. Returns CLI_OK, or CLI_USAGE after printing

@@ -24,6 +24,9 @@ static void bench_help(FILE* out) {
           "  --no-fd       do not time central differences\n"
           "  --step H      integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
+          "  --linear-solver S auto, dense, sparse or klu: how the Newton and projection\n"
+          "                    matrices are factorised (default: the spec's\n"
+          "                    simulation.linear_solver, else auto)\n"
           "  --json        print the results as one JSON object\n"
           "  -h, --help    show this help\n");
 }
@@ -67,12 +70,13 @@ static double time_runs(mb_desc* d, const mb_model* m, int kind, int repeat, dou
 
 int cmd_bench(int argc, char** argv) {
   const char* spec = NULL;
-  double step = 0, t_end = 0, repeat_value = 5;
+  cli_run run = CLI_RUN_SPEC;
+  double repeat_value = 5;
   int json = 0, fd = -1;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    int t = cli_run_option(argc, argv, &i, &run);
     if (t < 0) return CLI_USAGE;
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -96,7 +100,7 @@ int cmd_bench(int argc, char** argv) {
   const int repeat = (int)fmax(1, round(repeat_value));
 
   mb_desc d;
-  int code = cli_load_desc(spec, step, t_end, &d);
+  int code = cli_load_desc(spec, &run, &d);
   if (code != CLI_OK) return code;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL;
@@ -125,6 +129,7 @@ int cmd_bench(int argc, char** argv) {
     cJSON_AddNumberToObject(o, "parameters", d.nparam);
     cJSON_AddNumberToObject(o, "functionals", m->nfunctional);
     cJSON_AddNumberToObject(o, "coordinates", m->nq);
+    cJSON_AddStringToObject(o, "linear_solver", mb_model_linear_solver(m));
     cJSON_AddNumberToObject(o, "steps", steps);
     cJSON_AddNumberToObject(o, "repeat", repeat);
     for (int kind = 0; kind < RUN_COUNT; kind++) {

@@ -26,6 +26,9 @@ static void check_help(FILE* out) {
           "                    spec's \"sensitivity\", else auto)\n"
           "  --step H          integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T         final time in s (default: the spec's simulation.t_end)\n"
+          "  --linear-solver S auto, dense, sparse or klu: how the Newton and projection\n"
+          "                    matrices are factorised (default: the spec's\n"
+          "                    simulation.linear_solver, else auto)\n"
           "  --json            print the table as one JSON object\n"
           "  -h, --help        show this help\n");
 }
@@ -39,12 +42,13 @@ static double relative_difference(double a, double fd, double row_scale) {
 
 int cmd_check(int argc, char** argv) {
   const char *spec = NULL, *method = NULL;
-  double step = 0, t_end = 0, fd_step = 1e-3, fd_abs = 1e-5, tolerance = 1e-5;
+  cli_run run = CLI_RUN_SPEC;
+  double fd_step = 1e-3, fd_abs = 1e-5, tolerance = 1e-5;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    int t = cli_run_option(argc, argv, &i, &run);
     if (t < 0) return CLI_USAGE;
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -74,7 +78,7 @@ int cmd_check(int argc, char** argv) {
   }
 
   mb_desc d;
-  int code = cli_load_desc(spec, step, t_end, &d);
+  int code = cli_load_desc(spec, &run, &d);
   if (code != CLI_OK) return code;
   /* finite differences need solutions converged well below their step */
   d.settings.tol_newton = fmin(d.settings.tol_newton, 1e-13);

@@ -23,6 +23,9 @@ static void gradient_help(FILE* out) {
           "                   in between (less memory, about one more simulation)\n"
           "  --step H         integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T        final time in s (default: the spec's simulation.t_end)\n"
+          "  --linear-solver S auto, dense, sparse or klu: how the Newton and projection\n"
+          "                    matrices are factorised (default: the spec's\n"
+          "                    simulation.linear_solver, else auto)\n"
           "  --json           print one JSON object: parameters, functionals with value and\n"
           "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
           "  -h, --help       show this help\n");
@@ -88,12 +91,13 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
 
 int cmd_gradient(int argc, char** argv) {
   const char *spec = NULL, *method = NULL;
-  double step = 0, t_end = 0, checkpoint = 0;
+  cli_run run = CLI_RUN_SPEC;
+  double checkpoint = 0;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    int t = cli_run_option(argc, argv, &i, &run);
     if (t < 0) return CLI_USAGE;
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -117,7 +121,7 @@ int cmd_gradient(int argc, char** argv) {
   }
 
   mb_desc d;
-  int code = cli_load_desc(spec, step, t_end, &d);
+  int code = cli_load_desc(spec, &run, &d);
   if (code != CLI_OK) return code;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL;

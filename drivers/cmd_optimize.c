@@ -140,7 +140,7 @@ static int write_json(const char* path, const cJSON* o) {
 static int run_one(const char* path, const char* algorithm, const char* dir, int maxeval,
                    int progress, mb_opt_result* r, cJSON** summary) {
   mb_desc d;
-  int code = cli_load_desc(path, 0, 0, &d);
+  int code = cli_load_desc(path, NULL, &d);
   if (code != CLI_OK) return code;
   if (maxeval > 0) d.optimization.maxeval = maxeval;
   char file[1100];

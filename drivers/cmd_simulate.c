@@ -17,6 +17,9 @@ static void simulate_help(FILE* out) {
           "Options:\n"
           "  --step H              integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T             final time in s (default: the spec's simulation.t_end)\n"
+          "  --linear-solver S     auto, dense, sparse or klu: how the Newton and projection\n"
+          "                        matrices are factorised (default: the spec's\n"
+          "                        simulation.linear_solver, else auto)\n"
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
           "  --set NAME=VALUE      set a parameter of the spec (repeatable)\n"
@@ -78,8 +81,8 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
     printf(", %d controller%s with %d state coordinates", m->nctrl, m->nctrl > 1 ? "s" : "",
            states);
   printf(", %d DOF)\n", m->nq - m->ncon - states);
-  printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g\n", o->beta, o->gamma,
-         o->step, o->penalty);
+  printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g, %s linear solver\n",
+         o->beta, o->gamma, o->step, o->penalty, mb_model_linear_solver(m));
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)\n", d->t,
          r->steps, r->newton_iterations, r->steps ? (double)r->newton_iterations / r->steps : 0.0,
          r->max_newton_per_step);
@@ -109,6 +112,7 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "bodies", m->nbody);
   cJSON_AddNumberToObject(o, "coordinates", m->nq);
   cJSON_AddNumberToObject(o, "constraints", m->ncon);
+  cJSON_AddStringToObject(o, "linear_solver", mb_model_linear_solver(m));
   cJSON_AddNumberToObject(o, "controllers", m->nctrl);
   cJSON_AddNumberToObject(o, "step", m->opt.step);
   cJSON_AddNumberToObject(o, "t_final", d->t);
@@ -144,12 +148,13 @@ int cmd_simulate(int argc, char** argv) {
   const char *spec = NULL, *csv_path = NULL, *summary = NULL;
   const char* assignment[64];
   int nassignment = 0;
-  double step = 0, t_end = 0, interval = 0;
+  cli_run run = CLI_RUN_SPEC;
+  double interval = 0;
   int json = 0, quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_time_option(argc, argv, &i, &step, &t_end);
+    int t = cli_run_option(argc, argv, &i, &run);
     if (t < 0) return CLI_USAGE;
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -190,7 +195,7 @@ int cmd_simulate(int argc, char** argv) {
   }
 
   mb_desc desc;
-  int code = cli_load_desc(spec, step, t_end, &desc);
+  int code = cli_load_desc(spec, &run, &desc);
   if (code != CLI_OK) return code;
   if (interval > 0) desc.settings.output_interval = interval;
   mb_model* m = NULL;

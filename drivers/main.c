@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <cblas.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -36,13 +36,10 @@ static void usage(FILE* out) {
 }
 
 int main(int argc, char** argv) {
-  /* The matrices are small (a few hundred rows at most), and BLAS threads only cost: OpenBLAS
-     starts them when it loads, before main, and they spin between calls even after
-     openblas_set_num_threads(1) (the five-bar: 0.053 s a simulation against 0.034 s without
-     threads). OpenBLAS reads OPENBLAS_NUM_THREADS only when it loads, so without it the program
-     runs itself again with it set to 1; the caller's value, when set, decides. */
-  if (!getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
-    execv("/proc/self/exe", argv); /* returns only on failure: go on with the threads */
+  /* BLAS serves only the initial assembly (least squares and singular values of matrices of a
+     few hundred rows), where threads cost more than they bring: one, unless the caller's
+     OPENBLAS_NUM_THREADS says otherwise */
+  if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(1);
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;

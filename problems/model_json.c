@@ -877,11 +877,12 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                                      "tangent",
                                      "assembly_tolerance",
                                      "max_assembly",
+                                     "linear_solver",
                                      NULL};
   const char* p = "simulation";
   const cJSON* v = get(root, p);
   mb_settings* s = &c->d->settings;
-  const char* tangent;
+  const char *tangent, *solver;
   char sub[PATH_LEN];
 
   mb_settings_default(s);
@@ -901,6 +902,12 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
     TRY(member_number(c, v, p, "projection_tolerance", &s->tol_projection));
     TRY(member_number(c, v, p, "assembly_tolerance", &s->tol_assembly));
     TRY(member_int(c, v, p, "max_assembly", &s->max_assembly));
+    TRY(member_string(c, v, p, "linear_solver", 0, &solver));
+    if (solver && (s->linear_solver = mb_linear_solver_parse(solver)) < 0) {
+      path_key(sub, p, "linear_solver");
+      return fail(c, sub, "must be \"auto\", \"dense\", \"sparse\" or \"klu\" (got \"%.64s\")",
+                  solver);
+    }
     TRY(member_string(c, v, p, "tangent", 0, &tangent));
     if (tangent) {
       path_key(sub, p, "tangent");
@@ -2078,6 +2085,19 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
 
 /* ---------------------------------------------------------------------------------------------
    public functions */
+
+static const char* const linear_solver_names[] = {"auto", "dense", "sparse", "klu"};
+
+int mb_linear_solver_parse(const char* name) {
+  for (int i = 0; i < (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]); i++)
+    if (name && !strcmp(name, linear_solver_names[i])) return i;
+  return -1;
+}
+
+const char* mb_linear_solver_name(int solver) {
+  const int n = (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]);
+  return solver >= 0 && solver < n ? linear_solver_names[solver] : "?";
+}
 
 void mb_settings_default(mb_settings* s) {
   if (!s) return;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mbopt needs, only those that are missing (non-interactive).
 set -euo pipefail
-packages=(cmake make gcc libnlopt-dev libopenblas-dev liblapacke-dev libcjson-dev gnuplot-nox)
+packages=(cmake make gcc libnlopt-dev libopenblas-dev liblapacke-dev libsuitesparse-dev libcjson-dev
+          gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -54,7 +54,9 @@ static void check_constraints(mbt_tally* t, const char* name, const mb_model* m,
     d->q[j] = q0[j];
     for (int i = 0; i < nc; i++) fd[(size_t)i * nq + j] = (phip[i] - phim[i]) / (2 * eps);
   }
-  double e = rel_diff(nc * nq, d->phiq, fd);
+  double* phiq = calloc((size_t)nc * nq + 1, sizeof(double)); /* Phi_q, dense */
+  mb_rows_to_dense(&m->structure->phiq, d->phiq, phiq);
+  double e = rel_diff(nc * nq, phiq, fd);
   snprintf(what, sizeof what, "%s: Phi_q vs finite differences", name);
   mbt_check(t, e < 1e-8, what, e, 1e-8);
 
@@ -78,7 +80,7 @@ static void check_constraints(mbt_tally* t, const char* name, const mb_model* m,
   for (int i = 0; i < nc; i++) {
     fd[i] = (phip[i] - 2 * phi0[i] + phim[i]) / (s * s);
     double a = d->phidd_rhs[i];
-    for (int k = 0; k < nq; k++) a += d->phiq[(size_t)i * nq + k] * d->qdd[k];
+    for (int k = 0; k < nq; k++) a += phiq[(size_t)i * nq + k] * d->qdd[k];
     phi0[i] = a;
   }
   e = rel_diff(nc, phi0, fd);
@@ -87,17 +89,20 @@ static void check_constraints(mbt_tally* t, const char* name, const mb_model* m,
 
   /* Hessian product: d/dq (Phi_q^T w) */
   for (int i = 0; i < nc; i++) w[i] = mbt_uniform(seed);
-  memset(H, 0, sizeof(double) * nq * nq);
-  mb_constraints_add_hessian(m, d, w, 1, H);
+  const mb_pattern* sys = m->structure->sys;
+  double* Hs = calloc((size_t)sys->nnz + 1, sizeof(double));
+  mb_constraints_add_hessian(m, d, w, 1, Hs);
+  mb_pattern_to_dense(sys, Hs, H);
+  free(Hs);
   for (int j = 0; j < nq; j++) {
     memset(gp, 0, sizeof(double) * nq);
     memset(gm, 0, sizeof(double) * nq);
     d->q[j] = q0[j] + eps;
     mb_constraints(m, d);
-    mbu_add_jtv(nc, nq, d->phiq, w, 1, gp);
+    mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, gp);
     d->q[j] = q0[j] - eps;
     mb_constraints(m, d);
-    mbu_add_jtv(nc, nq, d->phiq, w, 1, gm);
+    mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, gm);
     d->q[j] = q0[j];
     for (int i = 0; i < nq; i++) Hfd[(size_t)i * nq + j] = (gp[i] - gm[i]) / (2 * eps);
   }
@@ -107,6 +112,7 @@ static void check_constraints(mbt_tally* t, const char* name, const mb_model* m,
   mb_constraints(m, d);
 
   free(fd), free(phip), free(phim), free(w), free(H), free(Hfd), free(gp), free(gm), free(q0);
+  free(phiq);
 }
 
 static void check_forces(mbt_tally* t, const char* name, const mb_model* m, mb_data* d) {
@@ -119,8 +125,8 @@ static void check_forces(mbt_tally* t, const char* name, const mb_model* m, mb_d
   double* Cfd = calloc((size_t)nq * nq + 1, sizeof(double));
   double* Qp = calloc(nq + 1, sizeof(double));
   mb_forces(m, d, 1);
-  memcpy(K, d->stiff, sizeof(double) * nq * nq);
-  memcpy(C, d->damp, sizeof(double) * nq * nq);
+  mb_pattern_to_dense(m->structure->sys, d->stiff, K);
+  mb_pattern_to_dense(m->structure->sys, d->damp, C);
   for (int pass = 0; pass < 2; pass++) {
     double* x = pass == 0 ? d->q : d->qd;
     double* out = pass == 0 ? Kfd : Cfd;
@@ -142,6 +148,104 @@ static void check_forces(mbt_tally* t, const char* name, const mb_model* m, mb_d
   snprintf(what, sizeof what, "%s: C = -dQ/dqd vs finite differences", name);
   mbt_check(t, e < 1e-7, what, e, 1e-7);
   free(K), free(C), free(Kfd), free(Cfd), free(Qp);
+}
+
+/* The residual of the Newton iteration at q, the rates following q by the Newmark rule
+   (qd = cv q - hat_v, qdd = ca q - hat_a): beta h^2 (M qdd + Phi_q^T (lambda + alpha S Phi) - Q),
+   from the model's pieces (mass blocks, Phi_q rows, forces), into r. */
+static void newton_residual(const mb_model* m, mb_data* d, const double* hat_v, const double* hat_a,
+                            double* r) {
+  const int nq = m->nq, nc = m->ncon;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
+  const double bh2 = beta * h * h;
+  double* mult = calloc(nc + 1, sizeof(double));
+  for (int i = 0; i < nq; i++) {
+    d->qd[i] = gamma / (beta * h) * d->q[i] - hat_v[i];
+    d->qdd[i] = d->q[i] / bh2 - hat_a[i];
+  }
+  mb_constraints(m, d);
+  mb_forces(m, d, 0);
+  for (int i = 0; i < nc; i++)
+    mult[i] = d->lambda[i] + m->opt.penalty * m->con_scale[i] * d->phi[i];
+  memset(r, 0, sizeof(double) * nq);
+  mb_mass_mul(m, d->qdd, 1, r);
+  mb_rows_mul_t(&m->structure->phiq, d->phiq, mult, 1, r);
+  for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
+  free(mult);
+}
+
+/* The matrices assembled on the sparsity pattern: the exact Newton matrix against the Jacobian
+   of the Newton residual by central differences, and the projection matrix against
+   M + pen Phi_q^T S Phi_q formed densely from the rows of Phi_q and the mass blocks. */
+static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, mb_data* d,
+                            unsigned* seed) {
+  const int nq = m->nq, nc = m->ncon;
+  const mb_pattern* sys = m->structure->sys;
+  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma, eps = 1e-7;
+  char what[160];
+  double* T = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* Tfd = calloc((size_t)nq * nq + 1, sizeof(double));
+  double* hat = calloc(2 * (size_t)nq + 1, sizeof(double));
+  double* rp = calloc(nq + 1, sizeof(double));
+  double* rm = calloc(nq + 1, sizeof(double));
+  double* mult = calloc(nc + 1, sizeof(double));
+  double* q0 = calloc(nq + 1, sizeof(double));
+  double *hat_v = hat, *hat_a = hat + nq;
+  memcpy(q0, d->q, sizeof(double) * nq);
+  for (int i = 0; i < nc; i++) d->lambda[i] = mbt_uniform(seed);
+  for (int i = 0; i < nq; i++) {
+    hat_v[i] = gamma / (beta * h) * q0[i] - d->qd[i];
+    hat_a[i] = q0[i] / (beta * h * h) - d->qdd[i];
+  }
+  /* the analytic matrix at q0 */
+  newton_residual(m, d, hat_v, hat_a, rp);
+  mb_forces(m, d, 1);
+  for (int i = 0; i < nc; i++)
+    mult[i] = d->lambda[i] + m->opt.penalty * m->con_scale[i] * d->phi[i];
+  mb_newton_matrix(m, d, mult, 1, d->tangent);
+  mb_pattern_to_dense(sys, d->tangent, T);
+  for (int j = 0; j < nq; j++) {
+    d->q[j] = q0[j] + eps;
+    newton_residual(m, d, hat_v, hat_a, rp);
+    d->q[j] = q0[j] - eps;
+    newton_residual(m, d, hat_v, hat_a, rm);
+    d->q[j] = q0[j];
+    for (int i = 0; i < nq; i++) Tfd[(size_t)i * nq + j] = (rp[i] - rm[i]) / (2 * eps);
+  }
+  newton_residual(m, d, hat_v, hat_a, rp);
+  double e = rel_diff(nq * nq, T, Tfd);
+  snprintf(what, sizeof what, "%s: Newton matrix on the pattern vs Jacobian of the residual", name);
+  mbt_check(t, e < 1e-6, what, e, 1e-6);
+
+  /* projection matrix */
+  mb_error err;
+  mb_constraints(m, d);
+  if (mb_factor_projection(m, d, &err) == MB_OK) {
+    double* phiq = calloc((size_t)nc * nq + 1, sizeof(double));
+    double* col = calloc(nq + 1, sizeof(double));
+    mb_rows_to_dense(&m->structure->phiq, d->phiq, phiq);
+    for (int j = 0; j < nq; j++) {
+      memset(col, 0, sizeof(double) * nq);
+      col[j] = 1;
+      memset(rp, 0, sizeof(double) * nq);
+      mb_mass_mul(m, col, 1, rp);
+      for (int i = 0; i < nq; i++) {
+        double g = 0;
+        for (int k = 0; k < nc; k++)
+          g += m->con_scale[k] * phiq[(size_t)k * nq + i] * phiq[(size_t)k * nq + j];
+        Tfd[(size_t)i * nq + j] = rp[i] + d->proj_penalty * g;
+      }
+    }
+    mb_pattern_to_dense(sys, d->proj, T);
+    e = rel_diff(nq * nq, T, Tfd);
+    snprintf(what, sizeof what, "%s: projection matrix on the pattern vs dense formula", name);
+    mbt_check(t, e < 1e-14, what, e, 1e-14);
+    free(phiq), free(col);
+  } else {
+    snprintf(what, sizeof what, "%s: projection matrix factorises", name);
+    mbt_check(t, 0, what, 1, 0);
+  }
+  free(T), free(Tfd), free(hat), free(rp), free(rm), free(mult), free(q0);
 }
 
 /* Conservative models: Q = -d(Vg + Ve)/dq. */
@@ -325,6 +429,8 @@ int main(void) {
     mbt_random_state(m, d, &seed);
     check_constraints(&t, name, m, d, &seed);
     check_forces(&t, name, m, d);
+    check_assembled(&t, name, m, d, &seed);
+    mbt_random_state(m, d, &seed);
     if (k < 2) check_potential(&t, name, m, d);
     check_consistent_state(&t, name, &desc, m, d, &seed);
     check_sensor_rates(&t, name, m, d);

@@ -566,7 +566,7 @@ static void check_misc(mbt_tally* t, test_model* tm) {
   mb_sensors(m, d);
 
   /* no scratch: the workspace's work array is left alone */
-  const size_t nwork = 4 * (size_t)m->nq + 2 * (size_t)m->ncon + (size_t)m->nq * m->nq;
+  const size_t nwork = 4 * (size_t)m->nq + 2 * (size_t)m->ncon;
   for (size_t i = 0; i < nwork; i++) d->work[i] = (double)i;
   double* g = calloc(3 * (size_t)m->nq + 1, sizeof(double));
   for (int col = 0; col < m->nout; col++) mbd_output_partials(m, d, col, g, g + m->nq, NULL);

@@ -108,8 +108,8 @@ static void check_param(mbt_tally* t, const char* name, mb_desc* desc, const mb_
   mb_constraints(mp, dp);
   mb_constraints(mm, dn);
   memset(b, 0, sizeof(double) * nq), memset(c, 0, sizeof(double) * nq);
-  mbu_add_jtv(nc, nq, dp->phiq, w, 1, b);
-  mbu_add_jtv(nc, nq, dn->phiq, w, 1, c);
+  mb_rows_mul_t(&mp->structure->phiq, dp->phiq, w, 1, b);
+  mb_rows_mul_t(&mm->structure->phiq, dn->phiq, w, 1, c);
   double e_rows = 0;
   for (int j = 0; j < nq; j++) e_rows = fmax(e_rows, scaled_error(a[j], (b[j] - c[j]) / (2 * h)));
   snprintf(what, sizeof what, "%s: d/d%s of Phi_q^T w", name, desc->param_name[p]);

@@ -40,7 +40,7 @@ static int n_funcdata(const mb_model* m) {
   return m->nfuncdata;
 }
 static int n_mass(const mb_model* m) {
-  return m->nq * m->nq;
+  return 9 * m->nmass;
 }
 static int n_q(const mb_model* m) {
   return m->nq;

@@ -241,6 +241,15 @@ typedef struct mb_optim_desc {
   int maxeval;
 } mb_optim_desc;
 
+/* How the Newton and projection matrices are factorised. */
+typedef enum mb_linear_solver {
+  MB_LINEAR_AUTO,   /* dense up to a size where that is faster, sparse above it */
+  MB_LINEAR_DENSE,  /* dense LU and Cholesky */
+  MB_LINEAR_SPARSE, /* block sparse LU compiled for the model's pattern (pivoting inside the
+                       coordinate blocks of points and vectors) */
+  MB_LINEAR_KLU     /* SuiteSparse's KLU (partial pivoting) and LDL */
+} mb_linear_solver;
+
 /* Integrator settings (seed 001, section 2). */
 typedef struct mb_settings {
   double t_end;              /* s */
@@ -256,10 +265,15 @@ typedef struct mb_settings {
   int exact_tangent;         /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
   double tol_assembly;       /* initial assembly residual */
   int max_assembly;          /* initial assembly iterations */
+  int linear_solver;         /* mb_linear_solver */
 } mb_settings;
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
 void mb_settings_default(mb_settings* s);
+
+/* The mb_linear_solver of a name ("auto", "dense", "sparse", "klu"), or -1; and the name of one. */
+int mb_linear_solver_parse(const char* name);
+const char* mb_linear_solver_name(int solver);
 
 typedef struct mb_desc {
   char name[MB_NAME_LEN];

@@ -152,8 +152,12 @@ typedef struct mb_model {
   int* cterm_lvec;      /* (ncterm) point-position outputs: the point's lvec, else -1 */
   int* cterm_comp;      /* (ncterm) its component */
 
-  /* constant matrices */
-  double* mass;          /* (nq x nq) mass matrix */
+  /* the constant mass matrix as dim x dim blocks between coordinate blocks: the coordinates come
+     in blocks of dim (one per point, unit vector or controller state), and a block row or column
+     is a coordinate divided by dim; repeated blocks add up */
+  int nmass;             /* mass blocks */
+  int* mass_block;       /* (nmass x 2) block row and block column */
+  double* mass;          /* (nmass x 9) dim x dim block in a 3 x 3 row-major slot */
   double* gravity_force; /* (nq) generalised gravity force */
 
   /* names for messages */
@@ -163,6 +167,10 @@ typedef struct mb_model {
 
   void* buffer;       /* the one allocation holding every array above */
   size_t buffer_size; /* its bytes */
+
+  /* the compiled sparsity of the system matrices, the maps that assemble them and their
+     symbolic factorisations (core/structure.h); owned, NULL in tangent models */
+  struct mb_structure* structure;
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */
@@ -192,17 +200,20 @@ typedef struct mb_data {
   double* qdd_star;  /* (nq) accelerations of the last step before their projection */
   double* ctrl_work; /* (8 nq) scratch of the controllers */
 
-  /* evaluated quantities at the current state */
-  double* phi;       /* (ncon) */
-  double* phiq;      /* (ncon x nq) row-major */
-  double* phit;      /* (ncon) */
-  double* phidd_rhs; /* (ncon) dPhi_q/dt qd + dPhi_t/dt */
-  double* force;     /* (nq) generalised forces Q */
-  double* stiff;     /* (nq x nq) K = -dQ/dq */
-  double* damp;      /* (nq x nq) C = -dQ/dqd */
-  double* tangent;   /* (nq x nq) Newton matrix, LU factors after a step */
-  int* pivot;        /* (nq) */
-  double* proj;      /* (nq x nq) M + Phi_q^T alpha Phi_q, Cholesky factor after a step */
+  /* evaluated quantities at the current state; the matrices are the values of sparse matrices
+     with the patterns of m->structure: Phi_q by rows, the nq x nq ones by columns */
+  double* phi;                  /* (ncon) */
+  double* phiq;                 /* (nnz of Phi_q) */
+  double* phit;                 /* (ncon) */
+  double* phidd_rhs;            /* (ncon) dPhi_q/dt qd + dPhi_t/dt */
+  double* force;                /* (nq) generalised forces Q */
+  double* stiff;                /* (nnz) K = -dQ/dq */
+  double* damp;                 /* (nnz) C = -dQ/dqd */
+  double* tangent;              /* (nnz) Newton matrix of the last iteration */
+  double* proj;                 /* (nnz) M + pen Phi_q^T S Phi_q of the last projection */
+  double proj_penalty;          /* pen of that projection */
+  struct mb_factor* newton;     /* factorisation of the Newton matrix */
+  struct mb_factor* projection; /* factorisation of the projection matrix */
 
   double* out;    /* (nout) sensor values after mb_sensors */
   double* psi;    /* (nfunctional) functionals of mb_simulate's run (trapezoidal rule): complete
@@ -211,9 +222,11 @@ typedef struct mb_data {
   int have_unwrap;
 
   /* scratch */
-  double* work;   /* (4 nq + 2 ncon + nq x nq) */
-  double* qhat_v; /* (nq) Newmark history terms */
-  double* qhat_a; /* (nq) */
+  double* work;    /* (4 nq + 2 ncon) */
+  double* scatter; /* (nq) zero between uses: a dense row gathered into a sparse one */
+  double* lvcache; /* values and rates of the linear vectors of the constraints */
+  double* qhat_v;  /* (nq) Newmark history terms */
+  double* qhat_a;  /* (nq) */
 
   mb_report report;
   double power_prev; /* non-conservative power at the previous step */
@@ -225,6 +238,10 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err);
 
 /* Frees a model; m may be NULL. */
 void mb_model_free(mb_model* m);
+
+/* The linear solver the model was compiled for: "dense", "sparse" or "klu" (settings
+   linear_solver "auto" resolved by the model's size). */
+const char* mb_model_linear_solver(const mb_model* m);
 
 /* Allocates a workspace for m (NULL when out of memory). */
 mb_data* mb_data_create(const mb_model* m);

@@ -1,0 +1,172 @@
+/* Dense LU (partial pivoting) and Cholesky factorisations for small models, where they beat the
+   sparse methods: plain loops on a column-major copy of the matrix, without the per-call overhead
+   of LAPACK's interface (argument and NaN checks, which cost more than a 6 x 6 factorisation). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../linalg.h"
+
+typedef struct dense {
+  const mb_pattern* p;
+  int n;
+  double* a; /* (n x n) column-major factors */
+  int* piv;  /* (n) LU: row swapped with row k at step k */
+} dense;
+
+/* nothing to analyse: the symbolic part is the pattern itself */
+static void* dense_analyze(const mb_pattern* p) {
+  return (void*)p;
+}
+
+static void dense_free_symbolic(void* symbolic) {
+  (void)symbolic;
+}
+
+static void* dense_create(const mb_pattern* p, const void* symbolic) {
+  (void)symbolic;
+  const size_t n = (size_t)p->n;
+  dense* f = calloc(1, sizeof *f + sizeof(double) * (n * n + 1) + sizeof(int) * (n + 1));
+  if (!f) return NULL;
+  f->p = p, f->n = p->n;
+  f->a = (double*)(f + 1);
+  f->piv = (int*)(f->a + n * n + 1);
+  return f;
+}
+
+static void dense_free(void* numeric) {
+  free(numeric);
+}
+
+/* the column-major copy of the values */
+static void scatter(dense* f, const double* A) {
+  const mb_pattern* p = f->p;
+  const int n = f->n;
+  memset(f->a, 0, sizeof(double) * (size_t)n * n);
+  for (int j = 0; j < n; j++)
+    for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++) f->a[(size_t)j * n + p->rowind[e]] = A[e];
+}
+
+static int lu_factor(void* numeric, const double* A) {
+  dense* f = numeric;
+  const int n = f->n;
+  double* a = f->a;
+  scatter(f, A);
+  for (int k = 0; k < n; k++) {
+    double* ck = a + (size_t)k * n;
+    int p = k;
+    for (int i = k + 1; i < n; i++)
+      if (fabs(ck[i]) > fabs(ck[p])) p = i;
+    if (!(ck[p] != 0) || !isfinite(ck[p])) return 1;
+    f->piv[k] = p;
+    if (p != k)
+      for (int j = 0; j < n; j++) {
+        double* cj = a + (size_t)j * n;
+        const double t = cj[k];
+        cj[k] = cj[p], cj[p] = t;
+      }
+    const double inv = 1 / ck[k];
+    for (int i = k + 1; i < n; i++) ck[i] *= inv;
+    for (int j = k + 1; j < n; j++) {
+      double* cj = a + (size_t)j * n;
+      const double akj = cj[k];
+      if (akj != 0)
+        for (int i = k + 1; i < n; i++) cj[i] -= ck[i] * akj;
+    }
+  }
+  return 0;
+}
+
+/* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
+static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
+  const dense* f = numeric;
+  const int n = f->n;
+  const double* a = f->a;
+  for (int c = 0; c < nrhs; c++) {
+    double* x = B + (size_t)c * n;
+    if (!transpose) {
+      for (int k = 0; k < n; k++)
+        if (f->piv[k] != k) {
+          const double t = x[k];
+          x[k] = x[f->piv[k]], x[f->piv[k]] = t;
+        }
+      for (int k = 0; k < n; k++) {
+        const double xk = x[k];
+        if (xk != 0)
+          for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
+      }
+      for (int k = n - 1; k >= 0; k--) {
+        x[k] /= a[(size_t)k * n + k];
+        const double xk = x[k];
+        if (xk != 0)
+          for (int i = 0; i < k; i++) x[i] -= a[(size_t)k * n + i] * xk;
+      }
+    } else {
+      for (int k = 0; k < n; k++) {
+        double s = x[k];
+        for (int i = 0; i < k; i++) s -= a[(size_t)k * n + i] * x[i];
+        x[k] = s / a[(size_t)k * n + k];
+      }
+      for (int k = n - 1; k >= 0; k--) {
+        double s = x[k];
+        for (int i = k + 1; i < n; i++) s -= a[(size_t)k * n + i] * x[i];
+        x[k] = s;
+      }
+      for (int k = n - 1; k >= 0; k--)
+        if (f->piv[k] != k) {
+          const double t = x[k];
+          x[k] = x[f->piv[k]], x[f->piv[k]] = t;
+        }
+    }
+  }
+}
+
+/* A = L L^T in the lower triangle */
+static int cholesky_factor(void* numeric, const double* A) {
+  dense* f = numeric;
+  const int n = f->n;
+  double* a = f->a;
+  scatter(f, A);
+  for (int k = 0; k < n; k++) {
+    double* ck = a + (size_t)k * n;
+    if (!(ck[k] > 0) || !isfinite(ck[k])) return 1;
+    const double lkk = sqrt(ck[k]), inv = 1 / lkk;
+    ck[k] = lkk;
+    for (int i = k + 1; i < n; i++) ck[i] *= inv;
+    for (int j = k + 1; j < n; j++) {
+      double* cj = a + (size_t)j * n;
+      const double ljk = ck[j];
+      if (ljk != 0)
+        for (int i = j; i < n; i++) cj[i] -= ck[i] * ljk;
+    }
+  }
+  return 0;
+}
+
+static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
+  (void)transpose; /* symmetric */
+  const dense* f = numeric;
+  const int n = f->n;
+  const double* a = f->a;
+  for (int c = 0; c < nrhs; c++) {
+    double* x = B + (size_t)c * n;
+    for (int k = 0; k < n; k++) {
+      x[k] /= a[(size_t)k * n + k];
+      const double xk = x[k];
+      if (xk != 0)
+        for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
+    }
+    for (int k = n - 1; k >= 0; k--) {
+      double s = x[k];
+      for (int i = k + 1; i < n; i++) s -= a[(size_t)k * n + i] * x[i];
+      x[k] = s / a[(size_t)k * n + k];
+    }
+  }
+}
+
+const mb_solver_method mb_dense_lu = {"dense LU", dense_analyze, dense_free_symbolic, dense_create,
+                                      lu_factor,  lu_solve,      dense_free};
+
+const mb_solver_method mb_dense_cholesky = {"dense Cholesky", dense_analyze,   dense_free_symbolic,
+                                            dense_create,     cholesky_factor, cholesky_solve,
+                                            dense_free};
