@@ -120,13 +120,23 @@ static void newton_system(const mb_model* m, mb_data* d, double* r, int tangent)
   const double h = m->opt.step, beta = m->opt.beta;
   const double alpha = m->opt.penalty, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
-  mb_forces(m, d, tangent);
   for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
+  if (tangent) {
+    /* M + beta h^2 (alpha Phi_q^T S Phi_q [+ Phi_qq^T mult]), then the forces' gamma h C and
+       beta h^2 K straight into it */
+    const mb_structure* st = m->structure;
+    const mb_jacobian jac = {d->tangent, bh2, d->tangent, m->opt.gamma * h};
+    memcpy(d->tangent, st->mass, sizeof(double) * st->sys->nnz);
+    mb_constraints_add_gram(m, d->phiq, NULL, bh2 * alpha, d->tangent);
+    if (m->opt.exact_tangent) mb_constraints_add_hessian(m, d, mult, bh2, d->tangent);
+    mb_forces_into(m, d, &jac);
+  } else {
+    mb_forces_into(m, d, NULL);
+  }
   memset(r, 0, sizeof(double) * nq);
   mb_mass_mul(m, d->qdd, 1, r);
   mb_rows_mul_t(&m->structure->phiq, d->phiq, mult, 1, r);
   for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
-  if (tangent) mb_newton_matrix(m, d, mult, m->opt.exact_tangent, d->tangent);
 }
 
 /* After the first Newton iteration of a step, the factorised Newton matrix is kept (chord

@@ -83,18 +83,25 @@ double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int
 /* All constraints at the state of d from the values (and rates) of their linear vectors, each
    evaluated once into d's cache: Phi with Phi_q (rows) and/or Phi_t with the acceleration
    remainder (rates). */
-static void constraints_pass(const mb_model* m, mb_data* d, int rows, int rates) {
+void mb_constraints_cache(const mb_model* m, mb_data* d, int levels) {
   const mb_structure* st = m->structure;
   for (int k = 0; k < st->ncache; k++) {
-    mb_lvec_eval(m, st->cache_lvec[k], d->q, d->lvcache + 6 * k);
-    if (rates) mb_lvec_rate(m, st->cache_lvec[k], d->qd, d->lvcache + 6 * k + 3);
+    double* c = d->lvcache + MB_LVCACHE * k;
+    mb_lvec_eval(m, st->cache_lvec[k], d->q, c);
+    if (levels >= 1) mb_lvec_rate(m, st->cache_lvec[k], d->qd, c + 3);
+    if (levels >= 2) mb_lvec_rate(m, st->cache_lvec[k], d->qdd, c + 6);
   }
+}
+
+static void constraints_pass(const mb_model* m, mb_data* d, int rows, int rates) {
+  const mb_structure* st = m->structure;
+  mb_constraints_cache(m, d, rates);
   for (int i = 0; i < m->ncon; i++) {
     const int kind = m->con_kind[i];
     const int* slot = st->con_slot + 4 * i;
     con_vectors x = {{NULL}, {NULL}};
     for (int j = 0; j < mb_con_nlvec(kind); j++) {
-      x.v[j] = d->lvcache + 6 * slot[j];
+      x.v[j] = d->lvcache + MB_LVCACHE * slot[j];
       if (rates) x.r[j] = x.v[j] + 3;
     }
     double e[3], rt[2];

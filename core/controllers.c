@@ -52,8 +52,9 @@ static ctrl_state controller_eval(const mb_model* m, const mb_data* d, int i, do
   return s;
 }
 
-/* the actuator: Q += u b with b its generalised direction; K += -u db/dq when want_jac */
-static void actuate(const mb_model* m, mb_data* d, int i, double u, int want_jac) {
+/* the actuator: Q += u b with b its generalised direction; its Jacobian -u db/dq into jac (may be
+   NULL) */
+static void actuate(const mb_model* m, mb_data* d, int i, double u, const mb_jacobian* jac) {
   const double* dir = m->ctrl_dir + 3 * i;
   if (m->ctrl_actuator[i] == MB_ACTUATOR_FORCE) {
     const double F[3] = {u * dir[0], u * dir[1], u * dir[2]};
@@ -61,7 +62,7 @@ static void actuate(const mb_model* m, mb_data* d, int i, double u, int want_jac
     return;
   }
   const double tau[3] = {u * dir[0], u * dir[1], u * dir[2]};
-  mb_body_torque(m, d, m->ctrl_body[i], tau, want_jac);
+  mb_body_torque(m, d, m->ctrl_body[i], tau, jac);
 }
 
 /* b (nq): the generalised direction of the actuator at q */
@@ -70,33 +71,33 @@ static void actuator_direction(const mb_model* m, mb_data* d, int i, double* b) 
   double* keep = d->force;
   d->force = b;
   memset(b, 0, sizeof(double) * m->nq);
-  actuate(m, d, i, 1, 0);
+  actuate(m, d, i, 1, NULL);
   d->force = keep;
 }
 
-/* A -= b v^T on the system pattern (the entries where both are nonzero are in it: the pattern
+/* A += s b v^T on the system pattern (the entries where both are nonzero are in it: the pattern
    couples the actuator's blocks with those the error reads) */
-static void subtract_outer(const mb_model* m, double* A, const double* b, const double* v) {
+static void add_outer(const mb_model* m, double* A, double s, const double* b, const double* v) {
   const mb_pattern* sys = m->structure->sys;
   for (int r = 0; r < m->nq; r++) {
     if (b[r] == 0) continue;
     for (int j = 0; j < m->nq; j++)
-      if (v[j] != 0) A[mb_pattern_entry(sys, r, j)] -= b[r] * v[j];
+      if (v[j] != 0) A[mb_pattern_entry(sys, r, j)] += s * b[r] * v[j];
   }
 }
 
-void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac) {
+void mb_controller_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
   const int nq = m->nq;
   double *e_q = d->ctrl_work + 2 * nq, *e_qd = d->ctrl_work + 3 * nq;
   double *edot_qd = d->ctrl_work + 4 * nq, *b = d->ctrl_work + 5 * nq;
   for (int i = 0; i < m->nctrl; i++) {
     const double* gain = m->ctrl_gain + 4 * i;
     const int w = m->ctrl_qadr[i];
-    ctrl_state s = controller_eval(m, d, i, want_jac ? e_q : NULL, want_jac ? e_qd : NULL,
-                                   want_jac ? edot_qd : NULL);
-    actuate(m, d, i, s.u, want_jac);
+    ctrl_state s =
+        controller_eval(m, d, i, jac ? e_q : NULL, jac ? e_qd : NULL, jac ? edot_qd : NULL);
+    actuate(m, d, i, s.u, jac);
     d->force[w] += s.e; /* w'' = e */
-    if (!want_jac) continue;
+    if (!jac) continue;
     /* K = -dQ/dq, C = -dQ/dqd: the control's partials along b, and those of e for w */
     actuator_direction(m, d, i, b);
     double *uq = d->ctrl_work + 6 * nq, *uqd = d->ctrl_work + 7 * nq;
@@ -104,13 +105,13 @@ void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac) {
       uq[j] = s.slope * gain[0] * e_q[j];
       uqd[j] = s.slope * (gain[0] * e_qd[j] + gain[2] * edot_qd[j] + (j == w) * gain[1]);
     }
-    subtract_outer(m, d->stiff, b, uq);
-    subtract_outer(m, d->damp, b, uqd);
+    add_outer(m, jac->K, -jac->ks, b, uq);
+    add_outer(m, jac->C, -jac->cs, b, uqd);
     /* the row of w'' = e */
     memset(b, 0, sizeof(double) * nq);
     b[w] = 1;
-    subtract_outer(m, d->stiff, b, e_q);
-    subtract_outer(m, d->damp, b, e_qd);
+    add_outer(m, jac->K, -jac->ks, b, e_q);
+    add_outer(m, jac->C, -jac->cs, b, e_qd);
   }
 }
 

@@ -40,7 +40,7 @@ mb_data* mb_data_create(const mb_model* m) {
                            4 * nq + 2 * nc,
                            nq,
                            (size_t)m->nfunctional,
-                           6 * (size_t)st->ncache};
+                           MB_LVCACHE * (size_t)st->ncache};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* buf = calloc(total, sizeof(double));

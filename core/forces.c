@@ -30,7 +30,7 @@ static double spring_tension(const mb_model* m, int i, const spring_state* s) {
   return m->force_k[i] * (s->length - m->force_l0[i]) + m->force_c[i] * s->rate + m->force_f0[i];
 }
 
-static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
+static void spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) {
   const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
   spring_state s;
   spring_eval(m, i, d->q, d->qd, &s);
@@ -38,7 +38,7 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   /* tension pulls the points together: Q = -f J_d^T u */
   mb_lvec_add_jtw(m, b, -f, s.u, d->force);
   mb_lvec_add_jtw(m, a, f, s.u, d->force);
-  if (!want_jac || s.length <= 1e-12) return;
+  if (!jac || s.length <= 1e-12) return;
   /* K = J_d^T [k u u^T + (f/l)(I - u u^T) + (c/l) u (dd - u rate)^T] J_d, C = c J_d^T u u^T J_d,
      on the element's blocks with J_d = J_b - J_a */
   const double k = m->force_k[i], c = m->force_c[i], l = s.length;
@@ -46,7 +46,7 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   const mb_local L = mb_force_local(m, i);
   const int n = dim * L.nb;
   double G[9], Ja[3 * MB_LOCAL_COORDS], Jd[3 * MB_LOCAL_COORDS], GJ[3 * MB_LOCAL_COORDS];
-  double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS], w[MB_LOCAL_COORDS];
+  double w[MB_LOCAL_COORDS];
   for (int r = 0; r < 3; r++)
     for (int j = 0; j < 3; j++) {
       double uu = s.u[r] * s.u[j];
@@ -62,22 +62,14 @@ static void spring_force(const mb_model* m, mb_data* d, int i, int want_jac) {
       for (int j = 0; j < dim; j++) sum += G[3 * r + j] * Jd[j * n + col];
       GJ[r * n + col] = sum;
     }
-  for (int row = 0; row < n; row++)
-    for (int col = 0; col < n; col++) {
-      double sum = 0;
-      for (int r = 0; r < dim; r++) sum += Jd[r * n + row] * GJ[r * n + col];
-      K[row * n + col] = sum;
-    }
-  mb_local_add(m, &L, d->stiff, 1, K);
+  mb_local_add_ptq(m, &L, jac->K, jac->ks, Jd, GJ, dim);
   if (c == 0) return;
   for (int col = 0; col < n; col++) {
     double sum = 0;
     for (int r = 0; r < dim; r++) sum += s.u[r] * Jd[r * n + col];
     w[col] = sum;
   }
-  for (int row = 0; row < n; row++)
-    for (int col = 0; col < n; col++) K[row * n + col] = c * w[row] * w[col];
-  mb_local_add(m, &L, d->damp, 1, K);
+  mb_local_add_ptq(m, &L, jac->C, jac->cs * c, w, w, 1);
 }
 
 /* Tyre-road contact. The road height is h(x) = H (1 + tanh((x - x0)/w)) / 2 (flat at 0 for
@@ -110,7 +102,7 @@ void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb
   o->dkcr[0] = e * sp, o->dkcr[1] = rate * sg, o->dkcr[2] = fd;
 }
 
-static void tyre_force(const mb_model* m, mb_data* d, int i, int want_jac) {
+static void tyre_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) {
   const int a = m->force_lvec[2 * i];
   double p[3], v[3];
   mb_tyre_force t;
@@ -119,24 +111,19 @@ static void tyre_force(const mb_model* m, mb_data* d, int i, int want_jac) {
   mb_tyre_eval(m, i, p, v, &t);
   const double F[3] = {0, 0, t.Fz};
   mb_lvec_add_jtw(m, a, 1, F, d->force);
-  if (!want_jac) return;
+  if (!jac) return;
   /* Q = J^T e_z Fz: K = -J^T e_z (dFz/dp)^T J, C = -J^T e_z (dFz/dv)^T J, on the element's
      blocks: outer products of the rows J^T e_z and J^T dFz/dp, J^T dFz/dv */
   const mb_local L = mb_force_local(m, i);
   const int n = 3 * L.nb;
   double J[3 * MB_LOCAL_COORDS], wp[MB_LOCAL_COORDS], wv[MB_LOCAL_COORDS];
-  double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
   mb_local_jacobian(m, &L, a, J);
   for (int col = 0; col < n; col++) {
     wp[col] = t.dp[0] * J[col] + t.dp[1] * J[n + col] + t.dp[2] * J[2 * n + col];
     wv[col] = t.dv[0] * J[col] + t.dv[1] * J[n + col] + t.dv[2] * J[2 * n + col];
   }
-  for (int pass = 0; pass < 2; pass++) {
-    const double* w = pass ? wv : wp;
-    for (int row = 0; row < n; row++)
-      for (int col = 0; col < n; col++) K[row * n + col] = J[2 * n + row] * w[col];
-    mb_local_add(m, &L, pass ? d->damp : d->stiff, -1, K);
-  }
+  mb_local_add_ptq(m, &L, jac->K, -jac->ks, J + 2 * n, wp, 1);
+  mb_local_add_ptq(m, &L, jac->C, -jac->cs, J + 2 * n, wv, 1);
 }
 
 /* components of a point force or torque at time t */
@@ -148,7 +135,8 @@ static void load_value(const mb_model* m, int i, double t, double* v) {
   }
 }
 
-void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac) {
+void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau,
+                    const mb_jacobian* jac) {
   const int* E = m->body_axes + 3 * body;
   if (m->dim == 2) {
     /* planar: virtual rotation d theta = (R90 Ex) . d Ex for the unit frame axis Ex */
@@ -156,9 +144,9 @@ void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, 
     mb_lvec_eval(m, E[0], d->q, ex);
     double w[3] = {-tau[2] * ex[1], tau[2] * ex[0], 0};
     mb_lvec_add_jtw(m, E[0], 1, w, d->force);
-    if (want_jac) {
+    if (jac) {
       double R90[9] = {0, -1, 0, 1, 0, 0, 0, 0, 0};
-      mb_lvec_add_jtgj(m, E[0], E[0], -tau[2], R90, d->stiff);
+      mb_lvec_add_jtgj(m, E[0], E[0], -tau[2] * jac->ks, R90, jac->K);
     }
     return;
   }
@@ -169,7 +157,7 @@ void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, 
     mb_lvec_eval(m, E[k], d->q, e);
     mbu_cross3(tau, e, w);
     mb_lvec_add_jtw(m, E[k], 0.5, w, d->force);
-    if (want_jac) mb_lvec_add_jtgj(m, E[k], E[k], -0.5, T, d->stiff);
+    if (jac) mb_lvec_add_jtgj(m, E[k], E[k], -0.5 * jac->ks, T, jac->K);
   }
 }
 
@@ -179,17 +167,12 @@ static void torque_value(const mb_model* m, int i, double t, double* tau) {
   if (m->dim == 2) tau[2] = tau[0], tau[0] = 0;
 }
 
-void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
-  const size_t nn = (size_t)m->structure->sys->nnz;
+void mb_forces_into(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
   memcpy(d->force, m->gravity_force, sizeof(double) * m->nq);
-  if (want_jac) {
-    memset(d->stiff, 0, sizeof(double) * nn);
-    memset(d->damp, 0, sizeof(double) * nn);
-  }
   for (int i = 0; i < m->nforce; i++) {
     switch ((mb_force_type)m->force_type[i]) {
       case MB_FORCE_SPRING:
-        spring_force(m, d, i, want_jac);
+        spring_force(m, d, i, jac);
         break;
       case MB_FORCE_POINT: {
         double F[3];
@@ -200,16 +183,25 @@ void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
       case MB_FORCE_TORQUE: {
         double tau[3];
         torque_value(m, i, d->t, tau);
-        mb_body_torque(m, d, m->force_body[i], tau, want_jac);
+        mb_body_torque(m, d, m->force_body[i], tau, jac);
         break;
       }
       case MB_FORCE_TYRE:
-        tyre_force(m, d, i, want_jac);
-        if (mb_tyre_has_slip(m, i)) mb_tyre_slip(m, d, i, want_jac);
+        tyre_force(m, d, i, jac);
+        if (mb_tyre_has_slip(m, i)) mb_tyre_slip(m, d, i, jac);
         break;
     }
   }
-  mb_controller_forces(m, d, want_jac);
+  mb_controller_forces(m, d, jac);
+}
+
+void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
+  const mb_jacobian jac = {d->stiff, 1, d->damp, 1};
+  if (want_jac) {
+    memset(d->stiff, 0, sizeof(double) * m->structure->sys->nnz);
+    memset(d->damp, 0, sizeof(double) * m->structure->sys->nnz);
+  }
+  mb_forces_into(m, d, want_jac ? &jac : NULL);
 }
 
 /* angular velocity of a body from its frame axes: planar E_x x dE_x, spatial 1/2 sum E_k x dE_k */

@@ -87,6 +87,14 @@ void mb_constraints_positions(const mb_model* m, mb_data* d);
 /* Evaluates only Phi_t and the acceleration remainder at d->q, d->qd, d->t. */
 void mb_constraints_rates(const mb_model* m, mb_data* d);
 
+/* Doubles per linear vector in mb_data.lvcache: value, rate, acceleration. */
+#define MB_LVCACHE 9
+
+/* Evaluates the linear vectors the constraints use into d->lvcache (slot k of structure's
+   cache_lvec[k]): their values at d->q and, with levels >= 1, rates at d->qd and, with
+   levels >= 2, accelerations at d->qdd. */
+void mb_constraints_cache(const mb_model* m, mb_data* d, int levels);
+
 /* The number of linear vectors of a constraint-like expression of kind `kind` (2 or 4). */
 int mb_con_nlvec(int kind);
 
@@ -105,7 +113,20 @@ void mb_constraints_add_gram(const mb_model* m, const double* phiq, const double
 /* Largest column sum over the rows of Phi_q of S_i Phi_q,ij^2. */
 double mb_constraints_metric(const mb_model* m, const double* phiq, double* work);
 
-/* forces (forces.c): Q, K = -dQ/dq and C = -dQ/dqd at d->q, d->qd, d->t (K, C when want_jac). */
+/* Where the Jacobians of the forces go: ks K and cs C, with K = -dQ/dq and C = -dQ/dqd, are added
+   to the values K and C on the system pattern (the same array for the Newton matrix). */
+typedef struct mb_jacobian {
+  double* K;
+  double ks;
+  double* C;
+  double cs;
+} mb_jacobian;
+
+/* forces (forces.c): Q at d->q, d->qd, d->t into d->force, and with jac (may be NULL) their
+   Jacobians added where it says. */
+void mb_forces_into(const mb_model* m, mb_data* d, const mb_jacobian* jac);
+
+/* Q, and K into d->stiff, C into d->damp when want_jac. */
 void mb_forces(const mb_model* m, mb_data* d, int want_jac);
 
 /* Angular velocity (3, planar: z only) of a body at q, qd. */
@@ -129,8 +150,8 @@ void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb
 /* Whether force element i is a tyre with slip forces (a friction coefficient > 0). */
 int mb_tyre_has_slip(const mb_model* m, int i);
 
-/* Q += the slip forces of tyre i at the state of d, K += -dQ/dq and C += -dQ/dqd when want_jac. */
-void mb_tyre_slip(const mb_model* m, mb_data* d, int i, int want_jac);
+/* Q += the slip forces of tyre i at the state of d, with their Jacobians into jac (may be NULL). */
+void mb_tyre_slip(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac);
 
 /* Power of the slip forces of tyre i, W. */
 double mb_tyre_slip_power(const mb_model* m, const mb_data* d, int i);
@@ -139,19 +160,20 @@ double mb_tyre_slip_power(const mb_model* m, const mb_data* d, int i);
 void mbd_tyre_slip_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
                          double* dQ);
 
-/* Q += the generalised force of a global torque tau (planar: tau[2] about z) on a body, and
-   K += -dQ/dq when want_jac. */
-void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau, int want_jac);
+/* Q += the generalised force of a global torque tau (planar: tau[2] about z) on a body, with its
+   Jacobian (K only) into jac (may be NULL). */
+void mb_body_torque(const mb_model* m, mb_data* d, int body, const double* tau,
+                    const mb_jacobian* jac);
 
 /* dQ += the explicit parameter derivative of that force: through the body axes (tangent model dm)
    at fixed tau, plus the torque's own derivative dtau (may be NULL). */
 void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int body,
                            const double* tau, const double* dtau, double* dQ);
 
-/* controllers (controllers.c): their forces on the mechanics and on their own states, with K
-   and C when want_jac; the output u of controller i with its partials (dq, dqd may be NULL);
-   parameter derivatives; the power of their actuators */
-void mb_controller_forces(const mb_model* m, mb_data* d, int want_jac);
+/* controllers (controllers.c): their forces on the mechanics and on their own states, with
+   their Jacobians into jac (may be NULL); the output u of controller i with its partials (dq, dqd
+   may be NULL); parameter derivatives; the power of their actuators */
+void mb_controller_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac);
 double mb_controller_output(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
 double mb_controller_error(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
 double mbd_controller_error_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
@@ -205,6 +227,12 @@ double mb_projection_penalty(const mb_model* m, mb_data* d);
    the second row. */
 void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, double* phid_q,
                    double* phidd_q);
+
+/* The rows d(dPhi/dt)/dq at fixed qd into phid_q and d(d2Phi/dt2)/dq at fixed qd, qdd into
+   phidd_q (values on the pattern of Phi_q) of all constraints at the state of d, from the cache
+   of their linear vectors (scratch: nq doubles, zero between uses, like d->scatter). */
+void mbd_constraints_rate_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
+                               double* scratch);
 
 /* Explicit derivatives of Phi, dPhi/dt and d2Phi/dt2 of expression i with respect to the
    parameter of tangent model dm, into out[0..2]. */

@@ -114,7 +114,7 @@ typedef struct mb_solver_method {
   void (*free)(void* numeric);
 } mb_solver_method;
 
-extern const mb_solver_method mb_dense_lu, mb_dense_cholesky, mb_block_lu, mb_klu_lu,
+extern const mb_solver_method mb_dense_lu, mb_dense_cholesky, mb_block_lu, mb_block_ldlt, mb_klu_lu,
     mb_ldl_cholesky;
 
 /* A method with its symbolic analysis of one pattern (one per model and matrix). */

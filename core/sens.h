@@ -23,7 +23,9 @@ typedef struct sens_ws {
   double widest;  /* the widest finite window */
   int* active;    /* (p) scratch of sens_active_list */
   /* which parts of the model each parameter reaches: the work for the others is skipped */
-  unsigned char* con_dep;   /* (p x ncon) */
+  int* con_dep;  /* (p x ncon) the constraints parameter k reaches: con_dep[k ncon + j], j <
+                    ncon_dep[k] */
+  int* ncon_dep; /* (p) */
   unsigned char* force_dep; /* (p x nforce) */
   unsigned char* mass_dep;  /* (p) */
   unsigned char* func_dep;  /* (p) the functionals depend on it explicitly */
@@ -35,13 +37,14 @@ typedef struct sens_ws {
   /* scratch */
   double* rhs;     /* (nq x ncol) */
   double* g;       /* (nc x ncol) */
-  double* s;       /* (nc x ncol) */
+  double* s;       /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
+                      sensitivities, kept from one step to the next as the start of their
+                      iterations */
   double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
   double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
   double* H;       /* (nnz) Hessian products on the system pattern */
   double* scatter; /* (nq) zero between uses */
   double* vec;     /* (nq) */
-  double* par;     /* (nc x 3) explicit parameter derivatives of Phi and its rates */
   double* gq;      /* (3 nq) partials of a functional */
   double* save;    /* (2 nq) projected rates while the dynamic state is in d */
   double pen;      /* penalty of the factorised projection */

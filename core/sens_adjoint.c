@@ -110,7 +110,11 @@ typedef struct adjoint {
   int nf;
   double *abar, *bbar, *cbar; /* (nq x nf) adjoints of q_rho, qd_rho, qdd_rho */
   double *hv, *ha;            /* (nq x nf) adjoints of the Newmark history */
-  double *zeta, *eta, *zero;  /* (nq x nf), (nc x nf), (nc x nf) */
+  double* zeta;               /* (nq x nf) */
+  double* eta[3];             /* (nc x nf) multipliers of the tangent linear model (0) and the
+                                 velocity (1) and acceleration (2) projections, kept from one step
+                                 to the next as the starting point of their iterations */
+  double* zero;               /* (nc x nf) */
   double *r, *g;              /* (nq), (nc) explicit terms of one parameter */
 } adjoint;
 
@@ -154,7 +158,7 @@ static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* 
       sens_explicit_projection(m, d, ws, k, level, a->r, a->g);
     for (int f = 0; f < a->nf; f++)
       grad[(size_t)f * ws->p + k] +=
-          dot(nq, a->zeta + (size_t)f * nq, a->r) + dot(nc, a->eta + (size_t)f * nc, a->g);
+          dot(nq, a->zeta + (size_t)f * nq, a->r) + dot(nc, a->eta[level] + (size_t)f * nc, a->g);
   }
 }
 
@@ -165,12 +169,11 @@ static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
                                const double* xbar, double* star, double* grad) {
   const int nq = m->nq, nc = m->ncon, nf = a->nf;
   const mb_rows* rows = &m->structure->phiq;
-  memset(a->eta, 0, sizeof(double) * nc * nf);
-  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, nf, xbar, a->zero, a->zeta, a->eta);
+  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, nf, xbar, a->zero, a->zeta, a->eta[level]);
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
   const double* rates = level == 1 ? ws->phid_q : ws->phidd_q;
   for (int f = 0; f < nf; f++) {
-    const double *z = a->zeta + (size_t)f * nq, *e = a->eta + (size_t)f * nc;
+    const double *z = a->zeta + (size_t)f * nq, *e = a->eta[level] + (size_t)f * nc;
     double *ab = a->abar + (size_t)f * nq, *bb = a->bbar + (size_t)f * nq;
     mb_spmv(m->structure->sys, ws->H, z, -1, ab);
     mb_rows_mul_t(rows, rates, e, -1, ab);
@@ -206,9 +209,8 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
 
   /* the tangent linear model: K1^T [zeta; eta] = [abar; 0] */
   if ((st = sens_dynamic_state(m, d, ws, err)) != MB_OK) return st;
-  memset(a->eta, 0, sizeof(double) * m->ncon * nf);
   sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->zero, a->zeta,
-                 a->eta);
+                 a->eta[0]);
   explicit_terms(m, d, ws, a, 0, grad);
 
   /* hat_a and hat_v: -qdd*_bar + M zeta, -qd*_bar + C^T zeta; then the previous step's rates */
@@ -242,14 +244,16 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
     goto done;
   }
   const size_t cq = (size_t)nq * (nf > 0 ? nf : 1), cc = (size_t)nc * (nf > 0 ? nf : 1);
-  buf = calloc(6 * cq + 2 * cc + nq + nc + 8, sizeof(double));
+  buf = calloc(6 * cq + 4 * cc + nq + nc + 8, sizeof(double));
   if (!tape_init(m, &tp, nstep, checkpoint) || !buf) {
     mb_error_set(err, st, "adjoint sensitivity: out of memory");
     goto done;
   }
   a.nf = nf;
   a.abar = buf, a.bbar = buf + cq, a.cbar = buf + 2 * cq, a.hv = buf + 3 * cq;
-  a.ha = buf + 4 * cq, a.zeta = buf + 5 * cq, a.eta = buf + 6 * cq, a.zero = a.eta + cc;
+  a.ha = buf + 4 * cq, a.zeta = buf + 5 * cq;
+  for (int level = 0; level < 3; level++) a.eta[level] = buf + 6 * cq + level * cc;
+  a.zero = a.eta[2] + cc;
   a.r = a.zero + cc, a.g = a.r + nq;
   memset(psi, 0, sizeof(double) * nf);
   memset(grad, 0, sizeof(double) * nf * p);

@@ -36,10 +36,11 @@ static int func_depends(const mb_model* m, const mb_model* dm, int fn) {
 /* The constraints, force elements and mass matrix that parameter k reaches. */
 static void dependence(const mb_model* m, sens_ws* ws, int k) {
   const mb_model* dm = ws->dm[k];
+  ws->ncon_dep[k] = 0;
   for (int i = 0; i < m->ncon; i++) {
     int dep = dm->con_value[i] != 0 || func_depends(m, dm, m->con_func[i]);
     for (int j = 0; j < 4; j++) dep |= lvec_depends(dm, m->con_lvec[4 * i + j]);
-    ws->con_dep[(size_t)k * m->ncon + i] = (unsigned char)dep;
+    if (dep) ws->con_dep[(size_t)k * m->ncon + ws->ncon_dep[k]++] = i;
   }
   for (int i = 0; i < m->nforce; i++) {
     int dep =
@@ -55,10 +56,25 @@ static void dependence(const mb_model* m, sens_ws* ws, int k) {
   ws->mass_dep[k] = (unsigned char)nonzero(9 * (size_t)m->nmass, dm->mass);
 }
 
-/* Whether the functionals depend on parameter k explicitly: always, unless it moves only time
-   functions (window computed), and none of them is a reference of a functional term. */
-static void functional_dependence(const mb_model* m, sens_ws* ws, int k) {
-  int dep = isinf(ws->window[2 * k]) && isinf(ws->window[2 * k + 1]);
+/* A state of d with every coordinate, rate, acceleration and output away from zero and from any
+   special value, for telling structural zeros: a derivative that vanishes there is built from
+   the zero entries of a tangent model and vanishes everywhere. */
+static void probe_state(const mb_model* m, mb_data* d) {
+  for (int i = 0; i < m->nq; i++)
+    d->q[i] = sin(1.0 + i), d->qd[i] = cos(2.0 + i), d->qdd[i] = sin(3.0 + 2 * i);
+  for (int i = 0; i < m->nout; i++) d->out[i] = cos(0.5 + i);
+  d->t = 0.377;
+}
+
+/* Whether the functionals depend on parameter k explicitly: when it acts on the model (window
+   computed: it moves only time functions) and some functional's explicit derivative does not
+   vanish at the probe state, or when it moves the reference of a functional term. */
+static void functional_dependence(const mb_model* m, sens_ws* ws, mb_data* probe, int k) {
+  int dep = 0;
+  if (isinf(ws->window[2 * k]) && isinf(ws->window[2 * k + 1]))
+    for (int f = 0; f < m->nfunctional && !dep; f++)
+      dep = mbd_functional_param(m, ws->dm[k], probe, f, 0) != 0 ||
+            mbd_functional_param(m, ws->dm[k], probe, f, 1) != 0;
   for (int i = 0; i < m->nfterm && !dep; i++) dep = func_depends(m, ws->dm[k], m->fterm_ref[i]);
   ws->func_dep[k] = (unsigned char)dep;
 }
@@ -162,6 +178,7 @@ void sens_free(sens_ws* ws) {
   free(ws->dm);
   free(ws->qr);
   free(ws->con_dep);
+  free(ws->force_dep);
   free(ws->window);
   free(ws->order);
   free(ws);
@@ -177,38 +194,48 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   const size_t nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
   double** fields[] = {&ws->qr,  &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
                        &ws->g,   &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
-                       &ws->vec, &ws->par, &ws->gq,     &ws->save,    &ws->scatter};
-  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, nc * nk, nphiq,
-                           nphiq,   nnz,     nq,      3 * nc,  3 * nq,  2 * nq,  nq};
+                       &ws->vec, &ws->gq,  &ws->save,   &ws->scatter};
+  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, 2 * nc * nk,
+                           nphiq,   nphiq,   nnz,     nq,      3 * nq,  2 * nq,  nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
   ws->dm = calloc(np, sizeof(mb_model*));
-  ws->con_dep = calloc(np * (nc + m->nforce + 2) + 1, 1);
+  ws->con_dep = calloc(np * (nc + 1) + 1, sizeof(int));
+  ws->force_dep = calloc(np * (m->nforce + 2) + 1, 1);
   ws->window = calloc(2 * np, sizeof(double));
   ws->order = calloc(2 * np, sizeof(int));
-  if (!b || !ws->dm || !ws->con_dep || !ws->window || !ws->order) {
+  if (!b || !ws->dm || !ws->con_dep || !ws->force_dep || !ws->window || !ws->order) {
     free(b);
     sens_free(ws);
     mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
     return NULL;
   }
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = b, b += counts[i];
-  ws->force_dep = ws->con_dep + np * nc;
+  ws->ncon_dep = ws->con_dep + np * nc;
   ws->mass_dep = ws->force_dep + np * m->nforce;
   ws->func_dep = ws->mass_dep + np;
   ws->zero = p > 0 ? mb_model_zero_clone(m) : NULL;
+  mb_data* probe = p > 0 ? mb_data_create(m) : NULL;
+  if (p > 0 && !probe) {
+    sens_free(ws);
+    mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
+    return NULL;
+  }
+  if (probe) probe_state(m, probe);
   for (int k = 0; k < p; k++) {
     const int param = mb_desc_gradient_param(desc, k);
     ws->dm[k] = ws->zero ? mbd_function_tangent(desc, m, ws->zero, param) : NULL;
     if (!ws->dm[k] && mbd_model_tangent(desc, m, param, &ws->dm[k], err) != MB_OK) {
+      mb_data_free(probe);
       sens_free(ws);
       return NULL;
     }
     dependence(m, ws, k);
     activity_window(m, ws, k);
-    functional_dependence(m, ws, k);
+    functional_dependence(m, ws, probe, k);
   }
+  mb_data_free(probe);
   ws->active = ws->order + np;
   order_by_window(ws);
   return ws;
@@ -283,16 +310,11 @@ mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_erro
 
 mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
                                mb_error* err) {
-  const int nq = m->nq, nc = m->ncon;
-  const mb_rows* rows = &m->structure->phiq;
+  const int nq = m->nq;
   memcpy(d->qd, ws->save, sizeof(double) * nq);
   memcpy(d->qdd, ws->save + nq, sizeof(double) * nq);
   mb_constraints(m, d);
-  for (int i = 0; i < nc; i++) {
-    mbd_expr_rows(m, d, i, NULL, d->scatter, ws->scatter);
-    mb_rows_gather(rows, i, ws->phid_q, d->scatter);
-    mb_rows_gather(rows, i, ws->phidd_q, ws->scatter);
-  }
+  mbd_constraints_rate_rows(m, d, ws->phid_q, ws->phidd_q, ws->scatter);
   if (reuse && d->projection->valid) {
     ws->pen = d->proj_penalty;
     return MB_OK;
@@ -311,34 +333,30 @@ void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double
   for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, w[i], ws->H);
 }
 
-/* ws->par: explicit derivatives of Phi, dPhi/dt, d2Phi/dt2 of every constraint */
-static void constraint_params(const mb_model* m, const mb_data* d, sens_ws* ws, int k) {
-  const unsigned char* dep = ws->con_dep + (size_t)k * m->ncon;
-  for (int i = 0; i < m->ncon; i++) {
-    if (dep[i])
-      mbd_expr_param(m, ws->dm[k], d, i, ws->par + 3 * i);
-    else
-      ws->par[3 * i] = ws->par[3 * i + 1] = ws->par[3 * i + 2] = 0;
+/* g = -(the level's derivative of Phi) with respect to rho_k, and, with r, r -= (dPhi_q/drho_k)^T
+   w: the explicit terms of the constraints parameter k reaches */
+static void constraint_terms(const mb_model* m, const mb_data* d, sens_ws* ws, int k, int level,
+                             const double* w, double* r, double* g) {
+  const int* dep = ws->con_dep + (size_t)k * m->ncon;
+  memset(g, 0, sizeof(double) * m->ncon);
+  if (ws->ncon_dep[k] == 0) return;
+  if (r) memset(ws->vec, 0, sizeof(double) * m->nq);
+  for (int j = 0; j < ws->ncon_dep[k]; j++) {
+    double par[3];
+    const int i = dep[j];
+    if (r) mbd_expr_rows_param(m, ws->dm[k], d, i, w[i], ws->vec);
+    mbd_expr_param(m, ws->dm[k], d, i, par);
+    g[i] = -par[level];
   }
-}
-
-/* r -= (dPhi_q/drho_k)^T w */
-static void subtract_rows_param(const mb_model* m, const mb_data* d, sens_ws* ws, int k,
-                                const double* w, double* r) {
-  const unsigned char* dep = ws->con_dep + (size_t)k * m->ncon;
-  memset(ws->vec, 0, sizeof(double) * m->nq);
-  for (int i = 0; i < m->ncon; i++)
-    if (dep[i]) mbd_expr_rows_param(m, ws->dm[k], d, i, w[i], ws->vec);
-  for (int j = 0; j < m->nq; j++) r[j] -= ws->vec[j];
+  if (r)
+    for (int j = 0; j < m->nq; j++) r[j] -= ws->vec[j];
 }
 
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g) {
   mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
   if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
-  subtract_rows_param(m, d, ws, k, d->lambda, r);
-  constraint_params(m, d, ws, k);
-  for (int i = 0; i < m->ncon; i++) g[i] = -ws->par[3 * i];
+  constraint_terms(m, d, ws, k, 0, d->lambda, r, g);
 }
 
 void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,
@@ -353,9 +371,7 @@ void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k,
     for (int j = 0; j < nq; j++) diff[j] = x[j] - star[j];
     mb_mass_mul(ws->dm[k], diff, -1, r);
   }
-  subtract_rows_param(m, d, ws, k, mult, r);
-  constraint_params(m, d, ws, k);
-  for (int i = 0; i < m->ncon; i++) g[i] = -ws->par[3 * i + level];
+  constraint_terms(m, d, ws, k, level, mult, r, g);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -484,10 +500,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     mb_spmv(sys, d->stiff, ws->qr + cq, -1, r);
     mb_spmv(sys, d->damp, ws->qdr + cq, -1, r);
     mb_spmv(sys, ws->H, ws->qr + cq, -1, r);
-    if (sens_active(ws, k, d->t)) {
-      constraint_params(m, d, ws, k);
-      for (int i = 0; i < nc; i++) g[i] = -ws->par[3 * i + 2];
-    }
+    if (sens_active(ws, k, d->t)) constraint_terms(m, d, ws, k, 2, NULL, NULL, g);
     mb_rows_mul(prows, ws->phidd_q, ws->qr + cq, -1, g);
     mb_rows_mul(prows, ws->phid_q, ws->qdr + cq, -2, g);
   }

@@ -49,8 +49,8 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, i
     mb_rows_mul(rows, level == 1 ? ws->phid_q : ws->phidd_q, ws->qr + cq, -1, g);
     if (level == 2) mb_rows_mul(rows, ws->phid_q, ws->qdr + cq, -2, g);
   }
-  memset(ws->s, 0, sizeof(double) * nc * p);
-  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, xr, ws->s);
+  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, xr,
+                 ws->s + (size_t)(level - 1) * nc * ws->ncol);
 }
 
 /* One step: the tangent linear model at the dynamic state, then the projections, which solve

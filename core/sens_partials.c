@@ -80,19 +80,24 @@ static void pair_values(const mb_model* m, const mb_model* dm, int a, int b, con
 }
 
 /* row += s0 dP/dq + s1 dP'/dq + s2 dP''/dq, with dP/dq = b^T J_a + a^T J_b,
-   dP'/dq = b'^T J_a + a'^T J_b, dP''/dq = b''^T J_a + a''^T J_b */
-static void pair_rows(const mb_model* m, int a, int b, const double* q, const double* qd,
-                      const double* qdd, const double* s, double* row) {
-  double va[3], vb[3], ra[3], rb[3], aa[3], ab[3], wa[3], wb[3];
-  mb_lvec_eval(m, a, q, va), mb_lvec_eval(m, b, q, vb);
-  mb_lvec_rate(m, a, qd, ra), mb_lvec_rate(m, b, qd, rb);
-  mb_lvec_rate(m, a, qdd, aa), mb_lvec_rate(m, b, qdd, ab);
+   dP'/dq = b'^T J_a + a'^T J_b, dP''/dq = b''^T J_a + a''^T J_b; A and B hold the value, rate
+   and acceleration of lvecs a and b (MB_LVCACHE doubles each) */
+static void pair_rows(const mb_model* m, int a, int b, const double* A, const double* B,
+                      const double* s, double* row) {
+  double wa[3], wb[3];
   for (int k = 0; k < 3; k++) {
-    wa[k] = s[0] * vb[k] + s[1] * rb[k] + s[2] * ab[k];
-    wb[k] = s[0] * va[k] + s[1] * ra[k] + s[2] * aa[k];
+    wa[k] = s[0] * B[k] + s[1] * B[3 + k] + s[2] * B[6 + k];
+    wb[k] = s[0] * A[k] + s[1] * A[3 + k] + s[2] * A[6 + k];
   }
   mb_lvec_add_jtw(m, a, 1, wa, row);
   mb_lvec_add_jtw(m, b, 1, wb, row);
+}
+
+/* the value, rate and acceleration of linear vector lv at the state of d */
+static void lvec_state(const mb_model* m, const mb_data* d, int lv, double* x) {
+  mb_lvec_eval(m, lv, d->q, x);
+  mb_lvec_rate(m, lv, d->qd, x + 3);
+  mb_lvec_rate(m, lv, d->qdd, x + 6);
 }
 
 /* out += s d(dP/dq)^T / drho = s (J_a^T db + dJ_a^T b + J_b^T da + dJ_b^T a) */
@@ -136,19 +141,45 @@ static expr expression(const mb_model* m, const mb_model* dm, const mb_data* d, 
   return x;
 }
 
+/* rows of an expression of kind and target e from its vectors X[j] (value, rate, acceleration of
+   lvec lv[j]); see mbd_expr_rows */
+static void expr_rows(const mb_model* m, int kind, const int* lv, const double* const* X,
+                      const double* e, double* phiq, double* phid_q, double* phidd_q) {
+  expr_coef k = coefficients(kind, e);
+  for (int j = 0; j < k.nterm; j++) {
+    const int a = lv[2 * j], b = lv[2 * j + 1];
+    const double *A = X[2 * j], *B = X[2 * j + 1], *c = k.c[j];
+    const double s0[3] = {c[0], 0, 0}, s1[3] = {c[1], c[0], 0}, s2[3] = {c[2], 2 * c[1], c[0]};
+    if (phiq) pair_rows(m, a, b, A, B, s0, phiq);
+    if (phid_q) pair_rows(m, a, b, A, B, s1, phid_q);
+    if (phidd_q) pair_rows(m, a, b, A, B, s2, phidd_q);
+  }
+}
+
 void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, double* phid_q,
                    double* phidd_q) {
   const expr x = expression(m, NULL, d, i);
-  double e[3];
+  double e[3], state[4][MB_LVCACHE];
+  const double* X[4];
   mb_con_target(m, x.value, x.func, d->t, e);
-  expr_coef k = coefficients(x.kind, e);
-  for (int j = 0; j < k.nterm; j++) {
-    const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
-    const double* c = k.c[j];
-    const double s0[3] = {c[0], 0, 0}, s1[3] = {c[1], c[0], 0}, s2[3] = {c[2], 2 * c[1], c[0]};
-    if (phiq) pair_rows(m, a, b, d->q, d->qd, d->qdd, s0, phiq);
-    if (phid_q) pair_rows(m, a, b, d->q, d->qd, d->qdd, s1, phid_q);
-    if (phidd_q) pair_rows(m, a, b, d->q, d->qd, d->qdd, s2, phidd_q);
+  for (int j = 0; j < mb_con_nlvec(x.kind); j++)
+    lvec_state(m, d, x.lv[j], state[j]), X[j] = state[j];
+  expr_rows(m, x.kind, x.lv, X, e, phiq, phid_q, phidd_q);
+}
+
+void mbd_constraints_rate_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
+                               double* scratch) {
+  const mb_structure* st = m->structure;
+  mb_constraints_cache(m, d, 2);
+  for (int i = 0; i < m->ncon; i++) {
+    const double* X[4];
+    double e[3];
+    for (int j = 0; j < mb_con_nlvec(m->con_kind[i]); j++)
+      X[j] = d->lvcache + MB_LVCACHE * st->con_slot[4 * i + j];
+    mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+    expr_rows(m, m->con_kind[i], m->con_lvec + 4 * i, X, e, NULL, d->scatter, scratch);
+    mb_rows_gather(&st->phiq, i, phid_q, d->scatter);
+    mb_rows_gather(&st->phiq, i, phidd_q, scratch);
   }
 }
 
@@ -183,8 +214,10 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
   expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
   for (int j = 0; j < k.nterm; j++) {
     const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
-    const double s0[3] = {w * dk.c[j][0], 0, 0};
-    pair_rows(m, a, b, d->q, d->qd, d->qdd, s0, out);
+    double va[3], vb[3];
+    mb_lvec_eval(m, a, d->q, va), mb_lvec_eval(m, b, d->q, vb);
+    mb_lvec_add_jtw(m, a, w * dk.c[j][0], vb, out);
+    mb_lvec_add_jtw(m, b, w * dk.c[j][0], va, out);
     pair_rows_param(m, dm, a, b, d->q, w * k.c[j][0], out);
   }
 }

@@ -145,16 +145,39 @@ void mb_local_jacobian(const mb_model* m, const mb_local* L, int lv, double* J) 
   }
 }
 
-void mb_local_add(const mb_model* m, const mb_local* L, double* A, double s, const double* K) {
-  const int dim = m->dim, nb = L->nb, n = dim * nb;
+/* A += s K block by block, K (dim nb x dim nb, row-major) on L's coordinates, for a constant dim */
+static inline void local_scatter(const int dim, const mb_local* L, double* restrict A, double s,
+                                 const double* restrict K) {
+  const int nb = L->nb, n = dim * nb;
   for (int a = 0; a < nb; a++)
     for (int b = 0; b < nb; b++) {
-      double* block = A + L->entry[a * nb + b];
+      double* restrict block = A + L->entry[a * nb + b];
       const int stride = L->stride[a * nb + b];
-      const double* Kab = K + (a * dim) * n + b * dim;
+      const double* Kab = K + a * dim * n + b * dim;
       for (int c = 0; c < dim; c++)
-        for (int r = 0; r < dim; r++) block[c * stride + r] += s * Kab[r * n + c];
+        for (int i = 0; i < dim; i++) block[c * stride + i] += s * Kab[i * n + c];
     }
+}
+
+void mb_local_add_ptq(const mb_model* m, const mb_local* L, double* A, double s, const double* P,
+                      const double* Q, int r) {
+  /* K = P^T Q, a sum of r outer products (rows of P and Q), then scattered */
+  const int n = m->dim * L->nb;
+  double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
+  memset(K, 0, sizeof(double) * n * n);
+  for (int k = 0; k < r; k++) {
+    const double *p = P + k * n, *q = Q + k * n;
+    for (int row = 0; row < n; row++) {
+      const double pr = p[row];
+      if (pr == 0) continue;
+      double* Krow = K + row * n;
+      for (int col = 0; col < n; col++) Krow[col] += pr * q[col];
+    }
+  }
+  if (m->dim == 3)
+    local_scatter(3, L, A, s, K);
+  else
+    local_scatter(2, L, A, s, K);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -451,7 +474,7 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
 
   /* the symbolic factorisations */
   s->dense = use_dense(m);
-  const mb_solver_method *newton = &mb_block_lu, *projection = &mb_block_lu;
+  const mb_solver_method *newton = &mb_block_lu, *projection = &mb_block_ldlt;
   if (s->dense)
     newton = &mb_dense_lu, projection = &mb_dense_cholesky;
   else if (m->opt.linear_solver == MB_LINEAR_KLU)

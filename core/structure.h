@@ -64,9 +64,10 @@ mb_local mb_force_local(const mb_model* m, int i);
    which hold all of lv's. */
 void mb_local_jacobian(const mb_model* m, const mb_local* L, int lv, double* J);
 
-/* A (values on the system pattern) += s K, with K (dim nb x dim nb, row-major) on L's
-   coordinates. */
-void mb_local_add(const mb_model* m, const mb_local* L, double* A, double s, const double* K);
+/* A (values on the system pattern) += s P^T Q, with P and Q (r x dim nb, row-major) on L's
+   coordinates: the Jacobian products of force elements (J^T G J as P = J, Q = G J). */
+void mb_local_add_ptq(const mb_model* m, const mb_local* L, double* A, double s, const double* P,
+                      const double* Q, int r);
 
 /* Builds the structure of a compiled model into m->structure. */
 mb_status mb_structure_build(mb_model* m, mb_error* err);

@@ -190,15 +190,15 @@ int mb_tyre_has_slip(const mb_model* m, int i) {
   return m->force_type[i] == MB_FORCE_TYRE && m->force_slip[3 * i + 2] > 0;
 }
 
-void mb_tyre_slip(const mb_model* m, mb_data* d, int i, int want_jac) {
+void mb_tyre_slip(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) {
   const slip_lvecs L = slip_setup(m, i);
   double x[NX], prm[5], W[12];
   slip_inputs(m, &L, d->q, d->qd, x);
   slip_params(m, i, prm);
   double D[12][NX];
-  slip_eval_at(m, i, x, prm, NULL, NULL, W, want_jac ? D : NULL, NULL);
+  slip_eval_at(m, i, x, prm, NULL, NULL, W, jac ? D : NULL, NULL);
   for (int r = 0; r < 4; r++) mb_lvec_add_jtw(m, L.row[r], 1, W + 3 * r, d->force);
-  if (!want_jac) return;
+  if (!jac) return;
 
   /* on the wheel's coordinate blocks: Jacobians of the inputs (positions: the 5 linear vectors;
      rates: the 4 row vectors) and of the rows, with D = dW/dx, then
@@ -207,27 +207,21 @@ void mb_tyre_slip(const mb_model* m, mb_data* d, int i, int want_jac) {
   const int n = 3 * B.nb;
   /* row-major with n columns */
   double Jpos[NPOS * MB_LOCAL_COORDS], Jrow[12 * MB_LOCAL_COORDS];
-  double DJ[12 * MB_LOCAL_COORDS], K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
+  double DJ[12 * MB_LOCAL_COORDS];
   for (int j = 0; j < 5; j++) mb_local_jacobian(m, &B, L.pos[j], Jpos + 3 * j * n);
   for (int r = 0; r < 4; r++) mb_local_jacobian(m, &B, L.row[r], Jrow + 3 * r * n);
   for (int vel = 0; vel < 2; vel++) {
-    /* DJ = D_pos J_pos or D_vel J_rows (12 x n), K = -J_rows^T DJ (n x n) */
+    /* DJ = D_pos J_pos or D_vel J_rows (12 x n), then -J_rows^T DJ */
+    const double* J = vel ? Jrow : Jpos;
+    const int k0 = vel ? NPOS : 0, nk = vel ? 12 : NPOS;
+    memset(DJ, 0, sizeof(double) * 12 * n);
     for (int r = 0; r < 12; r++)
-      for (int c = 0; c < n; c++) {
-        double sum = 0;
-        if (vel)
-          for (int k = 0; k < 12; k++) sum += D[r][NPOS + k] * Jrow[k * n + c];
-        else
-          for (int k = 0; k < NPOS; k++) sum += D[r][k] * Jpos[k * n + c];
-        DJ[r * n + c] = sum;
+      for (int k = 0; k < nk; k++) {
+        const double dk = D[r][k0 + k];
+        if (dk != 0)
+          for (int c = 0; c < n; c++) DJ[r * n + c] += dk * J[k * n + c];
       }
-    for (int a = 0; a < n; a++)
-      for (int c = 0; c < n; c++) {
-        double sum = 0;
-        for (int r = 0; r < 12; r++) sum += Jrow[r * n + a] * DJ[r * n + c];
-        K[a * n + c] = sum;
-      }
-    mb_local_add(m, &B, vel ? d->damp : d->stiff, -1, K);
+    mb_local_add_ptq(m, &B, vel ? jac->C : jac->K, vel ? -jac->cs : -jac->ks, Jrow, DJ, 12);
   }
 }
 

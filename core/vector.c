@@ -5,7 +5,10 @@
 
 double mbu_norm_inf(int n, const double* x) {
   double v = 0;
-  for (int i = 0; i < n; i++) v = fmax(v, fabs(x[i]));
+  for (int i = 0; i < n; i++) {
+    const double a = fabs(x[i]);
+    if (a > v || a != a) v = a; /* NaN wins, as with fmax it would not */
+  }
   return v;
 }
 

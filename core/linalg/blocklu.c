@@ -6,7 +6,8 @@
    list is run: for every block column, the diagonal block is factorised (partial pivoting inside
    the block), the blocks below it are scaled, and the Schur updates are applied, each a small
    dense product of fixed size. Pivoting is inside the diagonal blocks only: the Newton and
-   projection matrices are dominated by M + alpha Phi_q^T Phi_q, which is positive definite. */
+   projection matrices are dominated by M + alpha Phi_q^T Phi_q, which is positive definite. The
+   symmetric variant (projection matrices) updates only the lower half, about half the work. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ typedef struct symbolic {
   int* upd;    /* (3 per update) target slot, L slot, U slot: target -= L U */
   int* fill;   /* (nsys blocks) slot of each block of the matrix's pattern */
   int nzero;
-  int* zero; /* (nzero) slots no block of the matrix fills: zero before each factorisation */
+  int* zero;     /* (nzero) slots no block of the matrix fills: zero before each factorisation */
+  int symmetric; /* 1: only the lower blocks are updated, U(k, i) = L(i, k)^T before scaling */
   const mb_pattern* p;
 } symbolic;
 
@@ -50,8 +52,9 @@ static int cmp_int(const void* a, const void* b) {
 
 /* Structure of L by columns in elimination order: column k holds the rows i > k reached by
    column k of the permuted matrix and by the columns of L whose first row below the diagonal is
-   k (their parents in the elimination tree). */
-static void* blocklu_analyze(const mb_pattern* p) {
+   k (their parents in the elimination tree). A symmetric matrix needs only the updates of the
+   blocks on and below the diagonal, and only those blocks of the matrix. */
+static void* block_analyze(const mb_pattern* p, int symmetric) {
   const int nb = p->nb, bs = p->bs;
   symbolic* s = calloc(1, sizeof *s);
   int *inv = malloc(sizeof(int) * (nb + 1)), *parent = malloc(sizeof(int) * (nb + 1));
@@ -60,7 +63,7 @@ static void* blocklu_analyze(const mb_pattern* p) {
   size_t cap = 4 * (size_t)p->nbnz + (size_t)nb + 16, nl = 0;
   rows = malloc(sizeof(int) * cap);
   if (!s || !inv || !parent || !mark || !head || !rows) goto fail;
-  s->nb = nb, s->bs = bs, s->n = p->n, s->p = p;
+  s->nb = nb, s->bs = bs, s->n = p->n, s->p = p, s->symmetric = symmetric;
   s->perm = malloc(sizeof(int) * (nb + 1));
   s->coladr = malloc(sizeof(int) * (nb + 1));
   if (!s->perm || !s->coladr) goto fail;
@@ -135,6 +138,7 @@ static void* blocklu_analyze(const mb_pattern* p) {
     for (int ei = s->coladr[k]; ei < s->coladr[k + 1]; ei++)
       for (int ej = s->coladr[k]; ej < s->coladr[k + 1]; ej++) {
         const int i = s->lrow[ei], j = s->lrow[ej];
+        if (symmetric && i < j) continue;
         int target;
         if (i == j) {
           target = s->diag[i];
@@ -162,6 +166,10 @@ static void* blocklu_analyze(const mb_pattern* p) {
         s->fill[e] = s->diag[i];
         continue;
       }
+      if (symmetric && i < j) {
+        s->fill[e] = -1; /* the transpose of a lower block */
+        continue;
+      }
       const int col = i < j ? i : j, row = i < j ? j : i;
       int *lo = s->lrow + s->coladr[col], *hi = s->lrow + s->coladr[col + 1];
       int* at = bsearch(&row, lo, (size_t)(hi - lo), sizeof(int), cmp_int);
@@ -175,7 +183,10 @@ static void* blocklu_analyze(const mb_pattern* p) {
   {
     unsigned char* used = calloc((size_t)s->nslot + 1, 1);
     if (!used) goto fail;
-    for (int e = 0; e < p->nbnz; e++) used[s->fill[e]] = 1;
+    for (int e = 0; e < p->nbnz; e++)
+      if (s->fill[e] >= 0) used[s->fill[e]] = 1;
+    if (symmetric) /* the factorisation writes U before reading it */
+      for (int e = 0; e < s->coladr[nb]; e++) used[s->uslot[e]] = 1;
     s->nzero = 0;
     for (int k = 0; k < s->nslot; k++)
       if (!used[k]) s->zero[s->nzero++] = k;
@@ -192,6 +203,14 @@ fail:
   }
   free(s);
   return NULL;
+}
+
+static void* blocklu_analyze(const mb_pattern* p) {
+  return block_analyze(p, 0);
+}
+
+static void* blockldlt_analyze(const mb_pattern* p) {
+  return block_analyze(p, 1);
 }
 
 static void blocklu_free_symbolic(void* symbolic_) {
@@ -327,6 +346,7 @@ static inline int factor(numeric* f, const double* A, const int bs) {
   for (int J = 0; J < s->nb; J++) {
     const int k0 = p->bcolptr[J], stride = bs * (p->bcolptr[J + 1] - k0);
     for (int e = k0; e < p->bcolptr[J + 1]; e++) {
+      if (s->fill[e] < 0) continue;
       const double* src = A + bb * k0 + bs * (e - k0);
       double* dst = a + (size_t)bb * s->fill[e];
       for (int c = 0; c < bs; c++)
@@ -339,8 +359,15 @@ static inline int factor(numeric* f, const double* A, const int bs) {
     double* D = a + (size_t)bb * s->diag[k];
     int* piv = f->piv + bs * k;
     if (block_lu(bs, D, piv)) return 1;
-    for (int e = s->coladr[k]; e < s->coladr[k + 1]; e++)
-      block_scale(bs, a + (size_t)bb * s->lslot[e], D, piv);
+    for (int e = s->coladr[k]; e < s->coladr[k + 1]; e++) {
+      double* L = a + (size_t)bb * s->lslot[e];
+      if (s->symmetric) {
+        double* U = a + (size_t)bb * s->uslot[e];
+        for (int c = 0; c < bs; c++)
+          for (int r = 0; r < bs; r++) U[r * bs + c] = L[c * bs + r];
+      }
+      block_scale(bs, L, D, piv);
+    }
     for (int u = s->updadr[k]; u < s->updadr[k + 1]; u++) {
       const int* x = s->upd + 3 * u;
       block_update(bs, a + (size_t)bb * x[0], a + (size_t)bb * x[1], a + (size_t)bb * x[2]);
@@ -404,6 +431,10 @@ static void blocklu_solve(void* numeric_, int transpose, int nrhs, double* B) {
       solve(f, transpose, b, 1);
   }
 }
+
+const mb_solver_method mb_block_ldlt = {"block LDL^T",  blockldlt_analyze, blocklu_free_symbolic,
+                                        blocklu_create, blocklu_factor,    blocklu_solve,
+                                        blocklu_free};
 
 const mb_solver_method mb_block_lu = {"block LU",     blocklu_analyze, blocklu_free_symbolic,
                                       blocklu_create, blocklu_factor,  blocklu_solve,

@@ -10,8 +10,9 @@
 typedef struct dense {
   const mb_pattern* p;
   int n;
-  double* a; /* (n x n) column-major factors */
-  int* piv;  /* (n) LU: row swapped with row k at step k */
+  double* a;     /* (n x n) column-major factors */
+  double* rdiag; /* (n) reciprocals of the diagonal of U or L: solves multiply, not divide */
+  int* piv;      /* (n) LU: row swapped with row k at step k */
 } dense;
 
 /* nothing to analyse: the symbolic part is the pattern itself */
@@ -26,11 +27,12 @@ static void dense_free_symbolic(void* symbolic) {
 static void* dense_create(const mb_pattern* p, const void* symbolic) {
   (void)symbolic;
   const size_t n = (size_t)p->n;
-  dense* f = calloc(1, sizeof *f + sizeof(double) * (n * n + 1) + sizeof(int) * (n + 1));
+  dense* f = calloc(1, sizeof *f + sizeof(double) * (n * n + n + 1) + sizeof(int) * (n + 1));
   if (!f) return NULL;
   f->p = p, f->n = p->n;
   f->a = (double*)(f + 1);
-  f->piv = (int*)(f->a + n * n + 1);
+  f->rdiag = f->a + n * n;
+  f->piv = (int*)(f->rdiag + n + 1);
   return f;
 }
 
@@ -66,6 +68,7 @@ static int lu_factor(void* numeric, const double* A) {
         cj[k] = cj[p], cj[p] = t;
       }
     const double inv = 1 / ck[k];
+    f->rdiag[k] = inv;
     for (int i = k + 1; i < n; i++) ck[i] *= inv;
     for (int j = k + 1; j < n; j++) {
       double* cj = a + (size_t)j * n;
@@ -96,7 +99,7 @@ static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
           for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
       }
       for (int k = n - 1; k >= 0; k--) {
-        x[k] /= a[(size_t)k * n + k];
+        x[k] *= f->rdiag[k];
         const double xk = x[k];
         if (xk != 0)
           for (int i = 0; i < k; i++) x[i] -= a[(size_t)k * n + i] * xk;
@@ -105,7 +108,7 @@ static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
       for (int k = 0; k < n; k++) {
         double s = x[k];
         for (int i = 0; i < k; i++) s -= a[(size_t)k * n + i] * x[i];
-        x[k] = s / a[(size_t)k * n + k];
+        x[k] = s * f->rdiag[k];
       }
       for (int k = n - 1; k >= 0; k--) {
         double s = x[k];
@@ -132,6 +135,7 @@ static int cholesky_factor(void* numeric, const double* A) {
     if (!(ck[k] > 0) || !isfinite(ck[k])) return 1;
     const double lkk = sqrt(ck[k]), inv = 1 / lkk;
     ck[k] = lkk;
+    f->rdiag[k] = inv;
     for (int i = k + 1; i < n; i++) ck[i] *= inv;
     for (int j = k + 1; j < n; j++) {
       double* cj = a + (size_t)j * n;
@@ -151,7 +155,7 @@ static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
   for (int c = 0; c < nrhs; c++) {
     double* x = B + (size_t)c * n;
     for (int k = 0; k < n; k++) {
-      x[k] /= a[(size_t)k * n + k];
+      x[k] *= f->rdiag[k];
       const double xk = x[k];
       if (xk != 0)
         for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
@@ -159,7 +163,7 @@ static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
     for (int k = n - 1; k >= 0; k--) {
       double s = x[k];
       for (int i = k + 1; i < n; i++) s -= a[(size_t)k * n + i] * x[i];
-      x[k] = s / a[(size_t)k * n + k];
+      x[k] = s * f->rdiag[k];
     }
   }
 }
