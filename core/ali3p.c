@@ -35,11 +35,15 @@ double mb_projection_penalty(const mb_model* m, mb_data* d) {
   return fmin(m->opt.penalty, auto_penalty);
 }
 
-mb_status mb_factor_projection(const mb_model* m, mb_data* d, mb_error* err) {
+mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err) {
   const mb_structure* st = m->structure;
   const double penalty = mb_projection_penalty(m, d);
-  memcpy(d->proj, st->mass, sizeof(double) * st->sys->nnz);
-  mb_constraints_add_gram(m, d->phiq, NULL, penalty, d->proj);
+  if (gram) {
+    for (int k = 0; k < st->sys->nnz; k++) d->proj[k] = st->mass[k] + penalty * gram[k];
+  } else {
+    memcpy(d->proj, st->mass, sizeof(double) * st->sys->nnz);
+    mb_constraints_add_gram(m, d->phiq, NULL, penalty, d->proj);
+  }
   d->proj_penalty = penalty;
   if (mb_factor_compute(d->projection, d->proj) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR,
@@ -82,9 +86,9 @@ static double project(const mb_model* m, mb_data* d, double* x, const double* rh
 /* The projections of mb_project_state with Phi and Phi_q already evaluated at d->q. */
 static mb_status project_state(const mb_model* m, mb_data* d, mb_error* err) {
   /* velocities first: the acceleration remainder depends on them */
-  mb_status st = mb_factor_projection(m, d, err);
+  mb_status st = mb_factor_projection(m, d, NULL, err);
   if (st != MB_OK) return st;
-  mb_constraints_rates(m, d);
+  mb_constraints_time(m, d);
   double phid = project(m, d, d->qd, d->phit, d->sigma);
   mb_constraints_rates(m, d);
   double phidd = project(m, d, d->qdd, d->phidd_rhs, d->kappa);
@@ -103,13 +107,18 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
 }
 
 void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
-                      double* T) {
+                      const double* gram, double* T) {
   const mb_structure* st = m->structure;
   const int nnz = st->sys->nnz;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double gh = gamma * h, bh2 = beta * h * h;
-  for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k];
-  mb_constraints_add_gram(m, d->phiq, NULL, bh2 * m->opt.penalty, T);
+  const double gh = gamma * h, bh2 = beta * h * h, penalty = bh2 * m->opt.penalty;
+  if (gram)
+    for (int k = 0; k < nnz; k++)
+      T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k] + penalty * gram[k];
+  else {
+    for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k];
+    mb_constraints_add_gram(m, d->phiq, NULL, penalty, T);
+  }
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
 }
 

@@ -212,7 +212,7 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   const mb_rows* rows = &m->structure->phiq;
   mb_constraints(m, d);
   mb_forces(m, d, 0);
-  if (mb_factor_projection(m, d, err) != MB_OK)
+  if (mb_factor_projection(m, d, NULL, err) != MB_OK)
     return mb_error_set(err, MB_ERR_SINGULAR,
                         "initial accelerations: M + alpha Phi_q^T Phi_q is singular: some motion "
                         "has no mass and no constraint");

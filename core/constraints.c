@@ -128,6 +128,16 @@ void mb_constraints_rates(const mb_model* m, mb_data* d) {
   constraints_pass(m, d, 0, 1);
 }
 
+void mb_constraints_time(const mb_model* m, mb_data* d) {
+  for (int i = 0; i < m->ncon; i++) {
+    double rt[2] = {0, 0};
+    if (m->con_func[i] >= 0)
+      mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i], d->t,
+                  d->q, NULL, NULL, rt);
+    d->phit[i] = rt[0];
+  }
+}
+
 void mb_constraint_values(const mb_model* m, const double* q, double t, double* phi) {
   for (int i = 0; i < m->ncon; i++)
     phi[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i], t,

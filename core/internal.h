@@ -74,7 +74,7 @@ void mb_con_target(const mb_model* m, double value, int func, double t, double* 
 
 /* Value, Jacobian row (may be NULL) and time derivatives of one constraint-like expression of kind
    `kind` with lvecs lv[4], target e(t) = value + f(t) (func -1: none). rate_terms (may be NULL)
-   receives Phi_t, Phi_tt and the velocity-product term dPhi_q/dt qd (needs qd). */
+   receives Phi_t and the acceleration remainder dPhi_q/dt qd + dPhi_t/dt (this one needs qd). */
 double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int func, double t,
                    const double* q, const double* qd, double* row, double* rate_terms);
 
@@ -86,6 +86,9 @@ void mb_constraints_positions(const mb_model* m, mb_data* d);
 
 /* Evaluates only Phi_t and the acceleration remainder at d->q, d->qd, d->t. */
 void mb_constraints_rates(const mb_model* m, mb_data* d);
+
+/* Evaluates only Phi_t at d->q, d->t (nonzero for driven constraints only). */
+void mb_constraints_time(const mb_model* m, mb_data* d);
 
 /* Doubles per linear vector in mb_data.lvcache: value, rate, acceleration. */
 #define MB_LVCACHE 9
@@ -228,11 +231,12 @@ double mb_projection_penalty(const mb_model* m, mb_data* d);
 void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, double* phid_q,
                    double* phidd_q);
 
-/* The rows d(dPhi/dt)/dq at fixed qd into phid_q and d(d2Phi/dt2)/dq at fixed qd, qdd into
-   phidd_q (values on the pattern of Phi_q) of all constraints at the state of d, from the cache
-   of their linear vectors (scratch: nq doubles, zero between uses, like d->scatter). */
-void mbd_constraints_rate_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
-                               double* scratch);
+/* Phi and Phi_q into d, with the rows d(dPhi/dt)/dq at fixed qd into phid_q and d(d2Phi/dt2)/dq
+   at fixed qd, qdd into phidd_q (values on the pattern of Phi_q) of all constraints at the state
+   of d, from the cache of their linear vectors (scratch: nq doubles, zero between uses, like
+   d->scatter). */
+void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
+                          double* scratch);
 
 /* Explicit derivatives of Phi, dPhi/dt and d2Phi/dt2 of expression i with respect to the
    parameter of tangent model dm, into out[0..2]. */
@@ -251,14 +255,15 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ);
 
 /* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T S Phi_q [+ Phi_qq^T mult when exact])
-   into T (values on the system pattern), from the constraints and forces already evaluated in d
-   (ali3p.c). */
+   into T (values on the system pattern), from the constraints and forces already evaluated in d,
+   with gram (may be NULL: formed from Phi_q) the Gram product Phi_q^T S Phi_q (ali3p.c). */
 void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
-                      double* T);
+                      const double* gram, double* T);
 
 /* Factorises M + pen Phi_q^T S Phi_q at the constraints evaluated in d into d->projection (pen
-   from mb_projection_penalty, kept in d->proj_penalty); fails with MB_ERR_SINGULAR (ali3p.c). */
-mb_status mb_factor_projection(const mb_model* m, mb_data* d, mb_error* err);
+   from mb_projection_penalty, kept in d->proj_penalty; gram as for mb_newton_matrix); fails with
+   MB_ERR_SINGULAR (ali3p.c). */
+mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err);
 
 /* vectors */
 double mbu_norm_inf(int n, const double* x);

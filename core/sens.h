@@ -43,6 +43,8 @@ typedef struct sens_ws {
   double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
   double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
   double* H;       /* (nnz) Hessian products on the system pattern */
+  double* gram;    /* (nnz) Phi_q^T S Phi_q of the last projected state whose projection matrix
+                      was factorised here, for the Newton matrix at the same positions */
   double* scatter; /* (nq) zero between uses */
   double* vec;     /* (nq) */
   double* gq;      /* (3 nq) partials of a functional */
@@ -69,13 +71,16 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
                       const double* r, const double* g, double* x, double* s);
 
 /* The dynamic state: puts the Newmark rates qd*, qdd* into d (keeping the projected rates in
-   ws->save), evaluates constraints and forces there and factorises the exact Newton matrix (the
-   step's own factorisation is that of its first iteration, at the predicted positions). */
-mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);
+   ws->save), evaluates the forces there and factorises the exact Newton matrix (the step's own
+   factorisation is that of its first iteration, at the predicted positions). Phi and Phi_q must
+   be those of d->q; gram their Gram product (ws->gram after sens_projected_state without reuse),
+   or NULL to form it. */
+mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const double* gram,
+                             mb_error* err);
 
-/* Back to the projected state: restores the rates, evaluates the constraints and the rate
-   Jacobians ws->phid_q and ws->phidd_q; factorises the projection matrix unless reuse is set (d
-   holds it from the step's own projection, at the same positions). Its penalty goes to ws->pen. */
+/* Back to the projected state: restores the rates, evaluates Phi, Phi_q and the rate Jacobians
+   ws->phid_q and ws->phidd_q; factorises the projection matrix unless reuse is set (d holds it
+   from the step's own projection, at the same positions). Its penalty goes to ws->pen. */
 mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
                                mb_error* err);
 

@@ -208,7 +208,7 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
   for (size_t i = 0; i < n; i++) a->abar[i] += c1 * qd_star_bar[i] + d1 * qdd_star_bar[i];
 
   /* the tangent linear model: K1^T [zeta; eta] = [abar; 0] */
-  if ((st = sens_dynamic_state(m, d, ws, err)) != MB_OK) return st;
+  if ((st = sens_dynamic_state(m, d, ws, ws->gram, err)) != MB_OK) return st;
   sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->zero, a->zeta,
                  a->eta[0]);
   explicit_terms(m, d, ws, a, 0, grad);

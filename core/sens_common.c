@@ -192,11 +192,11 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
-  double** fields[] = {&ws->qr,  &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
-                       &ws->g,   &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
-                       &ws->vec, &ws->gq,  &ws->save,   &ws->scatter};
-  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, 2 * nc * nk,
-                           nphiq,   nphiq,   nnz,     nq,      3 * nq,  2 * nq,  nq};
+  double** fields[] = {&ws->qr,   &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
+                       &ws->g,    &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
+                       &ws->gram, &ws->vec, &ws->gq,     &ws->save,    &ws->scatter};
+  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, 2 * nc * nk, nphiq,
+                           nphiq,   nnz,     nnz,     nq,      3 * nq,  2 * nq,  nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -294,15 +294,22 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
 /* ---------------------------------------------------------------------------------------------
    the two states of a step and their factorisations */
 
-mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const double* gram,
+                             mb_error* err) {
   const int nq = m->nq;
   memcpy(ws->save, d->qd, sizeof(double) * nq);
   memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
   memcpy(d->qd, d->qd_star, sizeof(double) * nq);
   memcpy(d->qdd, d->qdd_star, sizeof(double) * nq);
-  mb_constraints(m, d);
   mb_forces(m, d, 1);
-  mb_newton_matrix(m, d, d->lambda, 1, d->tangent);
+  if (!gram) {
+    /* formed here as sens_projected_state forms it, so that forward and adjoint sensitivities
+       solve with the same matrices to the last bit */
+    memset(ws->gram, 0, sizeof(double) * m->structure->sys->nnz);
+    mb_constraints_add_gram(m, d->phiq, NULL, 1, ws->gram);
+    gram = ws->gram;
+  }
+  mb_newton_matrix(m, d, d->lambda, 1, gram, d->tangent);
   if (mb_factor_compute(d->newton, d->tangent) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
   return MB_OK;
@@ -313,13 +320,14 @@ mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int r
   const int nq = m->nq;
   memcpy(d->qd, ws->save, sizeof(double) * nq);
   memcpy(d->qdd, ws->save + nq, sizeof(double) * nq);
-  mb_constraints(m, d);
-  mbd_constraints_rate_rows(m, d, ws->phid_q, ws->phidd_q, ws->scatter);
+  mbd_constraints_rows(m, d, ws->phid_q, ws->phidd_q, ws->scatter);
   if (reuse && d->projection->valid) {
     ws->pen = d->proj_penalty;
     return MB_OK;
   }
-  if (mb_factor_projection(m, d, err) != MB_OK)
+  memset(ws->gram, 0, sizeof(double) * m->structure->sys->nnz);
+  mb_constraints_add_gram(m, d->phiq, NULL, 1, ws->gram);
+  if (mb_factor_projection(m, d, ws->gram, err) != MB_OK)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular projection matrix", d->t);
   ws->pen = d->proj_penalty;
   return MB_OK;

@@ -60,7 +60,7 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
                                   mb_error* err) {
   const int nq = m->nq, nc = m->ncon, p = ws->p;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  mb_status st = sens_dynamic_state(m, d, ws, err);
+  mb_status st = sens_dynamic_state(m, d, ws, NULL, err);
   if (st != MB_OK) return st;
 
   /* eq. 23: A q_rho + Phi_q^T lambda_rho = r + M hat_a + C hat_v, Phi_q q_rho = -Phi_rho */

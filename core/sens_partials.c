@@ -141,6 +141,15 @@ static expr expression(const mb_model* m, const mb_model* dm, const mb_data* d, 
   return x;
 }
 
+/* the value of an expression of kind and target e from its vectors X[j] (value, rate and
+   acceleration of each linear vector) */
+static double expr_value(int kind, const double* const* X, const double* e) {
+  const expr_coef k = coefficients(kind, e);
+  double phi = -k.e[0];
+  for (int j = 0; j < k.nterm; j++) phi += k.c[j][0] * mbu_dot3(X[2 * j], X[2 * j + 1]);
+  return phi;
+}
+
 /* rows of an expression of kind and target e from its vectors X[j] (value, rate, acceleration of
    lvec lv[j]); see mbd_expr_rows */
 static void expr_rows(const mb_model* m, int kind, const int* lv, const double* const* X,
@@ -167,9 +176,10 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
   expr_rows(m, x.kind, x.lv, X, e, phiq, phid_q, phidd_q);
 }
 
-void mbd_constraints_rate_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
-                               double* scratch) {
+void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
+                          double* scratch) {
   const mb_structure* st = m->structure;
+  const mb_rows* rows = &st->phiq;
   mb_constraints_cache(m, d, 2);
   for (int i = 0; i < m->ncon; i++) {
     const double* X[4];
@@ -177,9 +187,13 @@ void mbd_constraints_rate_rows(const mb_model* m, mb_data* d, double* phid_q, do
     for (int j = 0; j < mb_con_nlvec(m->con_kind[i]); j++)
       X[j] = d->lvcache + MB_LVCACHE * st->con_slot[4 * i + j];
     mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+    d->phi[i] = expr_value(m->con_kind[i], X, e);
+    /* Phi_q, then the two rate rows, each gathered through the zero scatter row */
+    expr_rows(m, m->con_kind[i], m->con_lvec + 4 * i, X, e, d->scatter, NULL, NULL);
+    mb_rows_gather(rows, i, d->phiq, d->scatter);
     expr_rows(m, m->con_kind[i], m->con_lvec + 4 * i, X, e, NULL, d->scatter, scratch);
-    mb_rows_gather(&st->phiq, i, phid_q, d->scatter);
-    mb_rows_gather(&st->phiq, i, phidd_q, scratch);
+    mb_rows_gather(rows, i, phid_q, d->scatter);
+    mb_rows_gather(rows, i, phidd_q, scratch);
   }
 }
 

@@ -202,7 +202,7 @@ static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, m
   mb_forces(m, d, 1);
   for (int i = 0; i < nc; i++)
     mult[i] = d->lambda[i] + m->opt.penalty * m->con_scale[i] * d->phi[i];
-  mb_newton_matrix(m, d, mult, 1, d->tangent);
+  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent);
   mb_pattern_to_dense(sys, d->tangent, T);
   for (int j = 0; j < nq; j++) {
     d->q[j] = q0[j] + eps;
@@ -220,7 +220,7 @@ static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, m
   /* projection matrix */
   mb_error err;
   mb_constraints(m, d);
-  if (mb_factor_projection(m, d, &err) == MB_OK) {
+  if (mb_factor_projection(m, d, NULL, &err) == MB_OK) {
     double* phiq = calloc((size_t)nc * nq + 1, sizeof(double));
     double* col = calloc(nq + 1, sizeof(double));
     mb_rows_to_dense(&m->structure->phiq, d->phiq, phiq);
