@@ -149,19 +149,31 @@ void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const doubl
   for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A);
 }
 
-/* A += s (v_x v_y^T) on block (x, y) and its transpose on block (y, x) of a Gram pair */
-static inline void add_outer(const int dim, double* restrict A, const int* e, double s,
-                             const double* vx, const double* vy, int diagonal) {
-  double a[3], b[3];
-  for (int r = 0; r < dim; r++) a[r] = s * vx[r], b[r] = vy[r];
-  double* restrict xy = A + e[0];
-  double* restrict yx = A + e[2];
-  const int sxy = e[1], syx = e[3];
-  for (int c = 0; c < dim; c++)
-    for (int r = 0; r < dim; r++) xy[c * sxy + r] += a[r] * b[c];
-  if (!diagonal)
-    for (int c = 0; c < dim; c++)
-      for (int r = 0; r < dim; r++) yx[r * syx + c] += a[r] * b[c];
+/* col[0..dim) += s v for the dim columns of a block (col_c at c stride): the block's columns are
+   contiguous, so that the compiler packs each column update into vector operations */
+static inline void add_columns(const int dim, double* restrict blk, int stride,
+                               const double* restrict a, const double* restrict b) {
+  for (int c = 0; c < dim; c++) {
+    double* restrict col = blk + c * stride;
+    const double bc = b[c];
+    for (int r = 0; r < dim; r++) col[r] += a[r] * bc;
+  }
+}
+
+/* the Gram pairs of one row: block (x, y) += a_x v_y^T and block (y, x) += v_y a_x^T for each
+   pair x <= y of its nblk blocks, with a = s v the scaled row */
+static inline void add_row_gram(const int dim, double* restrict A, const int* e, double s,
+                                const double* v, int nblk) {
+  for (int x = 0; x < nblk; x++) {
+    double a[3];
+    for (int r = 0; r < dim; r++) a[r] = s * v[dim * x + r];
+    add_columns(dim, A + e[0], e[1], a, v + dim * x);
+    e += 4;
+    for (int y = x + 1; y < nblk; y++, e += 4) {
+      add_columns(dim, A + e[0], e[1], a, v + dim * y);
+      add_columns(dim, A + e[2], e[3], v + dim * y, a);
+    }
+  }
 }
 
 void mb_constraints_add_gram(const mb_model* m, const double* phiq, const double* w, double s,
@@ -174,13 +186,10 @@ void mb_constraints_add_gram(const mb_model* m, const double* phiq, const double
     const double* v = phiq + rows->rowptr[i];
     const int nblk = (rows->rowptr[i + 1] - rows->rowptr[i]) / dim;
     const int* e = st->gram + 4 * st->gram_adr[i];
-    for (int x = 0; x < nblk; x++)
-      for (int y = x; y < nblk; y++, e += 4) {
-        if (dim == 3)
-          add_outer(3, A, e, si, v + 3 * x, v + 3 * y, x == y);
-        else
-          add_outer(2, A, e, si, v + 2 * x, v + 2 * y, x == y);
-      }
+    if (dim == 3)
+      add_row_gram(3, A, e, si, v, nblk);
+    else
+      add_row_gram(2, A, e, si, v, nblk);
   }
 }
 

@@ -76,9 +76,61 @@ void mb_pattern_to_dense(const mb_pattern* p, const double* A, double* D);
 
 typedef struct mb_rows {
   int nrow, ncol, nnz;
+  int bs;      /* entries come in runs of bs consecutive columns (bs = 1: any pattern) */
   int* rowptr; /* (nrow + 1) */
   int* col;    /* (nnz) column of each entry, ascending within a row */
 } mb_rows;
+
+/* init + the dot product of row i of A with x, summed in entry order. */
+static inline double mb_rows_dot(const mb_rows* r, int i, const double* A, const double* x,
+                                 double init) {
+  double sum = init;
+  const int* col = r->col;
+  switch (r->bs) {
+    case 3:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e += 3) {
+        const double* xc = x + col[e];
+        sum += A[e] * xc[0];
+        sum += A[e + 1] * xc[1];
+        sum += A[e + 2] * xc[2];
+      }
+      break;
+    case 2:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e += 2) {
+        const double* xc = x + col[e];
+        sum += A[e] * xc[0];
+        sum += A[e + 1] * xc[1];
+      }
+      break;
+    default:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e++) sum += A[e] * x[col[e]];
+  }
+  return sum;
+}
+
+/* y += w times row i of A. */
+static inline void mb_rows_axpy(const mb_rows* r, int i, const double* A, double w, double* y) {
+  const int* col = r->col;
+  switch (r->bs) {
+    case 3:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e += 3) {
+        double* yc = y + col[e];
+        yc[0] += A[e] * w;
+        yc[1] += A[e + 1] * w;
+        yc[2] += A[e + 2] * w;
+      }
+      break;
+    case 2:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e += 2) {
+        double* yc = y + col[e];
+        yc[0] += A[e] * w;
+        yc[1] += A[e + 1] * w;
+      }
+      break;
+    default:
+      for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e++) y[col[e]] += A[e] * w;
+  }
+}
 
 /* y (nrow) += s A x. */
 void mb_rows_mul(const mb_rows* r, const double* A, const double* x, double s, double* y);

@@ -260,9 +260,7 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       memcpy(xk, r + (size_t)k * nq, sizeof(double) * nq);
       for (int i = 0; i < nc; i++) {
         const double w = sk[i] - pen * m->con_scale[i] * gk[i];
-        if (w == 0) continue;
-        for (int e = rows->rowptr[i]; e < rows->rowptr[i + 1]; e++)
-          xk[rows->col[e]] -= w * d->phiq[e];
+        if (w != 0) mb_rows_axpy(rows, i, d->phiq, -w, xk);
       }
       if (kind != SENS_PROJECTION)
         for (int j = 0; j < nq; j++) xk[j] *= bh2;
@@ -278,9 +276,7 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       double* sk = s + (size_t)k * nc;
       const double* gk = g + (size_t)k * nc;
       for (int i = 0; i < nc; i++) {
-        double v = -gk[i];
-        for (int e = rows->rowptr[i]; e < rows->rowptr[i + 1]; e++)
-          v += d->phiq[e] * xk[rows->col[e]];
+        const double v = mb_rows_dot(rows, i, d->phiq, xk, -gk[i]);
         sk[i] += pen * m->con_scale[i] * v;
         worst = fmax(worst, fabs(v));
       }

@@ -241,7 +241,7 @@ static void map_sizes(builder* b, size_t* nphiq, size_t* ngram, size_t* nhess, s
 static void phiq_rows(builder* b) {
   const mb_model* m = b->m;
   mb_rows* r = &b->s->phiq;
-  r->nrow = m->ncon, r->ncol = m->nq;
+  r->nrow = m->ncon, r->ncol = m->nq, r->bs = m->dim;
   int e = 0;
   for (int i = 0; i < m->ncon; i++) {
     r->rowptr[i] = e;

@@ -215,11 +215,12 @@ void mb_tyre_slip(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) 
     const double* J = vel ? Jrow : Jpos;
     const int k0 = vel ? NPOS : 0, nk = vel ? 12 : NPOS;
     memset(DJ, 0, sizeof(double) * 12 * n);
-    for (int r = 0; r < 12; r++)
-      for (int k = 0; k < nk; k++) {
-        const double dk = D[r][k0 + k];
-        if (dk != 0)
-          for (int c = 0; c < n; c++) DJ[r * n + c] += dk * J[k * n + c];
+    for (int k = 0; k < nk; k++)
+      for (int c = 0; c < n; c++) {
+        /* the Jacobians of linear vectors are mostly zero (a few blocks, often diagonal) */
+        const double jkc = J[k * n + c];
+        if (jkc != 0)
+          for (int r = 0; r < 12; r++) DJ[r * n + c] += D[r][k0 + k] * jkc;
       }
     mb_local_add_ptq(m, &B, vel ? jac->C : jac->K, vel ? -jac->cs : -jac->ks, Jrow, DJ, 12);
   }

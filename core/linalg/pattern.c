@@ -183,18 +183,13 @@ void mb_pattern_to_dense(const mb_pattern* p, const double* A, double* D) {
    rows */
 
 void mb_rows_mul(const mb_rows* r, const double* A, const double* x, double s, double* y) {
-  for (int i = 0; i < r->nrow; i++) {
-    double sum = 0;
-    for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e++) sum += A[e] * x[r->col[e]];
-    y[i] += s * sum;
-  }
+  for (int i = 0; i < r->nrow; i++) y[i] += s * mb_rows_dot(r, i, A, x, 0);
 }
 
 void mb_rows_mul_t(const mb_rows* r, const double* A, const double* w, double s, double* y) {
   for (int i = 0; i < r->nrow; i++) {
     const double wi = s * w[i];
-    if (wi == 0) continue;
-    for (int e = r->rowptr[i]; e < r->rowptr[i + 1]; e++) y[r->col[e]] += A[e] * wi;
+    if (wi != 0) mb_rows_axpy(r, i, A, wi, y);
   }
 }
 
