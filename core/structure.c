@@ -145,11 +145,13 @@ void mb_local_jacobian(const mb_model* m, const mb_local* L, int lv, double* J) 
   }
 }
 
-/* A += s K block by block, K (dim nb x dim nb, row-major) on L's coordinates, for a constant dim */
+/* A += s K block by block, K (dim nb x dim nb, row-major) on L's coordinates, for a constant dim;
+   only the block rows marked in used (the others of K are zero and were never written) */
 static inline void local_scatter(const int dim, const mb_local* L, double* restrict A, double s,
-                                 const double* restrict K) {
+                                 const double* restrict K, const unsigned char* used) {
   const int nb = L->nb, n = dim * nb;
-  for (int a = 0; a < nb; a++)
+  for (int a = 0; a < nb; a++) {
+    if (!used[a]) continue;
     for (int b = 0; b < nb; b++) {
       double* restrict block = A + L->entry[a * nb + b];
       const int stride = L->stride[a * nb + b];
@@ -157,27 +159,34 @@ static inline void local_scatter(const int dim, const mb_local* L, double* restr
       for (int c = 0; c < dim; c++)
         for (int i = 0; i < dim; i++) block[c * stride + i] += s * Kab[i * n + c];
     }
+  }
 }
 
 void mb_local_add_ptq(const mb_model* m, const mb_local* L, double* A, double s, const double* P,
                       const double* Q, int r) {
-  /* K = P^T Q, a sum of r outer products (rows of P and Q), then scattered */
-  const int n = m->dim * L->nb;
+  /* K = P^T Q, a sum of r outer products (rows of P and Q), then scattered; a block row of K is
+     cleared when a nonzero of P first reaches it, so that the zero blocks of P (the elements'
+     Jacobians are mostly zero) cost nothing */
+  const int dim = m->dim, n = dim * L->nb;
   double K[MB_LOCAL_COORDS * MB_LOCAL_COORDS];
-  memset(K, 0, sizeof(double) * n * n);
+  unsigned char used[MB_LOCAL_BLOCKS] = {0};
   for (int k = 0; k < r; k++) {
     const double *p = P + k * n, *q = Q + k * n;
     for (int row = 0; row < n; row++) {
       const double pr = p[row];
       if (pr == 0) continue;
+      if (!used[row / dim]) {
+        used[row / dim] = 1;
+        memset(K + (row / dim) * dim * n, 0, sizeof(double) * dim * n);
+      }
       double* Krow = K + row * n;
       for (int col = 0; col < n; col++) Krow[col] += pr * q[col];
     }
   }
-  if (m->dim == 3)
-    local_scatter(3, L, A, s, K);
+  if (dim == 3)
+    local_scatter(3, L, A, s, K, used);
   else
-    local_scatter(2, L, A, s, K);
+    local_scatter(2, L, A, s, K, used);
 }
 
 /* ---------------------------------------------------------------------------------------------

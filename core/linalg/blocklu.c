@@ -301,15 +301,18 @@ static inline void block_scale(const int bs, double* L, const double* D, const i
   }
 }
 
-/* T -= L U (three distinct blocks) */
+/* T -= L U (three distinct blocks), column by column so that the rows pack into vector
+   operations */
 static inline void block_update(const int bs, double* restrict T, const double* restrict L,
                                 const double* restrict U) {
-  for (int c = 0; c < bs; c++)
-    for (int r = 0; r < bs; r++) {
-      double sum = 0;
-      for (int l = 0; l < bs; l++) sum += L[l * bs + r] * U[c * bs + l];
-      T[c * bs + r] -= sum;
-    }
+  for (int c = 0; c < bs; c++) {
+    const double* u = U + c * bs;
+    double sum[3];
+    for (int r = 0; r < bs; r++) sum[r] = L[r] * u[0];
+    for (int l = 1; l < bs; l++)
+      for (int r = 0; r < bs; r++) sum[r] += L[l * bs + r] * u[l];
+    for (int r = 0; r < bs; r++) T[c * bs + r] -= sum[r];
+  }
 }
 
 /* y -= B x, or y -= B^T x (y apart from x) */
