@@ -54,33 +54,23 @@ a command failed (the message names the side and the command), 2 bad command lin
 EOF
 }
 
-die() {
-  echo "bench-compare: $*" >&2
-  exit 1
-}
-bad_usage() {
-  echo "bench-compare: $*" >&2
-  echo "Run 'scripts/bench-compare.sh --help' for the options." >&2
-  exit 2
-}
-# absolute path of FILE relative to the caller's directory (the script moves to the repo root)
-abs_path() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$PWD/$1" ;; esac; }
+# die, bad_usage, abs_path, need, sides_option, and the builds of both sides (build-bench/)
+# shellcheck source=lib/build-sides.sh
+source "$(dirname "$0")/lib/build-sides.sh"
+prog=bench-compare
+new_hint='--new COMMIT measures a commit instead'
 
 repeat=5 base=${MBOPT_BENCH_BASE:-HEAD} new='' min_time=0.5 inputs=same out='' json=''
 jobs=$(nproc 2>/dev/null || echo 2)
 cmds=()
-need() { [ $# -ge 2 ] || bad_usage "$1 needs a value"; }
 while [ $# -gt 0 ]; do
   case $1 in
   -h | --help) usage; exit 0 ;;
+  --base | --new | --out | --json) need "$@"; sides_option "$1" "$2"; shift 2 ;;
   --repeat) need "$@"; repeat=$2; shift 2 ;;
-  --base) need "$@"; base=$2; shift 2 ;;
-  --new) need "$@"; new=$2; shift 2 ;;
   --min-time) need "$@"; min_time=$2; shift 2 ;;
   --inputs) need "$@"; inputs=$2; shift 2 ;;
   --jobs) need "$@"; jobs=$2; shift 2 ;;
-  --out) need "$@"; out=$(abs_path "$2"); shift 2 ;;
-  --json) need "$@"; json=$(abs_path "$2"); shift 2 ;;
   --) shift; cmds+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) cmds+=("$1"); shift ;;
@@ -102,72 +92,14 @@ if [ ${#cmds[@]} -eq 0 ]; then
   )
 fi
 
-cd "$(dirname "$0")/.."
-root=$PWD
-git rev-parse --is-inside-work-tree >/dev/null 2>&1 || die "$root is not a git work tree"
+sides_setup
 command -v python3 >/dev/null || die "python3 is needed to run and time the commands"
-for tool in cmake tar; do command -v "$tool" >/dev/null || die "$tool is needed"; done
 
-cache=$root/build-bench
-mkdir -p "$cache"
-tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-resolve() {
-  git rev-parse --verify --quiet "$1^{commit}" || die "'$1' is not a commit of this repository"
-}
-
-# cmake_build SRC BUILD LABEL: a Release build of the mbopt target, its output in BUILD.log
-cmake_build() {
-  local src=$1 bld=$2 label=$3 log=$2.log
-  echo "bench-compare: building $label in ${bld#"$root"/} (log: ${log#"$root"/})" >&2
-  if ! { cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release &&
-    cmake --build "$bld" --target mbopt -j"$jobs"; } >"$log" 2>&1; then
-    tail -n 30 "$log" >&2
-    echo "bench-compare: the build of $label failed (the whole log: ${log#"$root"/})" >&2
-    return 1
-  fi
-  [ -x "$bld/mbopt" ] || { echo "bench-compare: the build of $label made no $bld/mbopt" >&2; return 1; }
-}
-
-# build_commit HASH: exports the commit (once) and builds it (once); prints the binary
-build_commit() {
-  local hash=$1 dir=$cache/$1
-  if [ -f "$dir/.built" ] && [ -x "$dir/build/mbopt" ]; then
-    echo "bench-compare: reusing the build of ${hash:0:12} in build-bench/$hash" >&2
-  else
-    mkdir -p "$dir"
-    if [ ! -d "$dir/src" ]; then
-      # extracted beside, then renamed in whole: a tree that is there is complete
-      local part
-      part=$(mktemp -d "$tmp/src.XXXXXX")
-      git archive --format=tar "$hash" | tar -x -C "$part" || die "git archive of $hash failed"
-      chmod 755 "$part"
-      mv -T "$part" "$dir/src" || die "could not move the export of $hash to $dir/src"
-    fi
-    cmake_build "$dir/src" "$dir/build" "commit ${hash:0:12}" || exit 1
-    touch "$dir/.built"
-  fi
-  printf '%s\n' "$dir/build/mbopt"
-}
-
-base_hash=$(resolve "$base")
-base_bin=$(build_commit "$base_hash")
-base_cwd=$root
-[ "$inputs" = same ] || base_cwd=$cache/$base_hash/src
-if [ -n "$new" ]; then
-  new_hash=$(resolve "$new")
-  new_bin=$(build_commit "$new_hash")
-  new_cwd=$root
-  [ "$inputs" = same ] || new_cwd=$cache/$new_hash/src
-  new_kind=commit
-else
-  new_hash=$(git rev-parse --verify HEAD)
-  cmake_build "$root" "$cache/worktree" "the working tree" ||
-    die "the working tree does not build as it is; --new COMMIT measures a commit instead"
-  new_bin=$cache/worktree/mbopt
-  new_cwd=$root
-  new_kind=worktree
+build_sides "$base" "$new"
+base_cwd=$root new_cwd=$root
+if [ "$inputs" = own ]; then
+  base_cwd=$cache/$base_hash/src
+  [ "$new_kind" = worktree ] || new_cwd=$cache/$new_hash/src
 fi
 
 export OPENBLAS_NUM_THREADS=1
@@ -177,49 +109,18 @@ export BENCH_NEW_ARG=${new:-} BENCH_NEW_HASH=$new_hash BENCH_NEW_BIN=$new_bin BE
 export BENCH_NEW_KIND=$new_kind BENCH_OUT=$out BENCH_JSON=$json BENCH_JOBS=$jobs
 python3 - "${cmds[@]}" <<'PY'
 """Runs the commands with both builds, alternating, and writes the table and the reports."""
-import datetime, json, math, os, platform, shlex, statistics, subprocess, sys, time
+import datetime, json, math, os, shlex, statistics, subprocess, sys, time
 
 E = os.environ
 root = E["BENCH_ROOT"]
+sys.path.insert(0, os.path.join(root, "scripts", "lib"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import build_sides  # noqa: E402  (scripts/lib/build_sides.py)
 repeat, min_time = int(E["BENCH_REPEAT"]), float(E["BENCH_MIN_TIME"])
 cmds = sys.argv[1:]
 
 
-def git(*args):
-    return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
-def rel(path):
-    r = os.path.relpath(path, root)
-    return path if r.startswith("..") else r
-
-
-def describe(h):
-    d = git("log", "-1", "--format=%h %ad %s", "--date=short", h)
-    return d if len(d) <= 90 else d[:87] + "..."
-
-
-sides = {}
-for name in ("base", "new"):
-    h = E["BENCH_%s_HASH" % name.upper()]
-    sides[name] = {"hash": h, "bin": E["BENCH_%s_BIN" % name.upper()],
-                   "cwd": E["BENCH_%s_CWD" % name.upper()], "subject": describe(h)}
-sides["base"]["label"] = "commit %s" % sides["base"]["hash"][:12]
-sides["base"]["arg"] = E["BENCH_BASE_ARG"]
-dirty = []
-if E["BENCH_NEW_KIND"] == "worktree":
-    # tracked files changed, and untracked sources (the build globs core/*.c and the like)
-    for line in git("status", "--porcelain", "--untracked-files=all").splitlines():
-        path = line[3:]
-        if not line.startswith("??") or path.endswith((".c", ".h", ".cmake", "CMakeLists.txt")):
-            dirty.append(line)
-    sides["new"]["label"] = "working tree at %s%s" % (
-        sides["new"]["hash"][:12], " with uncommitted changes" if dirty else "")
-    sides["new"]["arg"] = "working tree"
-else:
-    sides["new"]["label"] = "commit %s" % sides["new"]["hash"][:12]
-    sides["new"]["arg"] = E["BENCH_NEW_ARG"]
+sides, dirty = build_sides.load_sides(root, E, "BENCH")
 
 env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 env = {k: v for k, v in env.items() if not k.startswith("BENCH_")}
@@ -305,30 +206,7 @@ print("\n".join(intro + [""] + table))
 sys.stdout.flush()
 
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for ln in f:
-                key = ln.split(":")[0].strip()
-                if key in ("model name", "Model", "cpu model", "Hardware"):
-                    return ln.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def first_line(argv):
-    try:
-        return subprocess.run(argv, capture_output=True, text=True).stdout.splitlines()[0]
-    except (OSError, IndexError):
-        return "unknown"
-
-
-nproc = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-machine = {"nproc": nproc, "cpu": cpu_model(), "kernel": platform.release(),
-           "system": platform.system(), "arch": platform.machine(),
-           "compiler": first_line(["cc", "--version"]),
-           "loadavg_at_end": list(os.getloadavg())}
+machine = build_sides.machine()
 date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 invocation = "scripts/bench-compare.sh --repeat %d --base %s%s --min-time %s --inputs %s -- %s" % (
     repeat, shlex.quote(sides["base"]["hash"][:12]),
@@ -339,18 +217,7 @@ if E["BENCH_OUT"]:
     md = ["# mbopt: %s against %s" % (sides["new"]["label"], sides["base"]["label"]), "",
           "Measured %s by `scripts/bench-compare.sh` in %.0f s (the builds apart); rerun "
           "with" % (date, elapsed), "",
-          "    " + invocation, "",
-          "| side | build | commit |", "|---|---|---|"]
-    for side in ("base", "new"):
-        s = sides[side]
-        md.append("| %s | %s | `%s` %s |" % (side, s["label"], s["hash"], git(
-            "log", "-1", "--format=%ad %s", "--date=short", s["hash"]).replace("|", "\\|")))
-    if dirty:
-        md += ["", "Uncommitted changes of the working tree (`git status --porcelain`; "
-               "`git diff --shortstat HEAD`: %s):" % (git("diff", "--shortstat", "HEAD") or "none"),
-               ""] + ["    " + d for d in dirty[:40]]
-        if len(dirty) > 40:
-            md.append("    ... and %d more" % (len(dirty) - 40))
+          "    " + invocation, ""] + build_sides.md_sides(root, sides, dirty)
     md += ["", "Both sides are Release builds (`cmake -DCMAKE_BUILD_TYPE=Release`) run with "
            "OPENBLAS_NUM_THREADS=1 (single-threaded BLAS). Per command: one warm-up run of each "
            "side (not counted), then %d samples per side, base and new alternating; a sample is "
@@ -364,15 +231,12 @@ if E["BENCH_OUT"]:
         for side in ("base", "new"):
             s = sides[side]
             line_ = "OPENBLAS_NUM_THREADS=1 %s %s" % (
-                shlex.quote(s["bin"] if s["cwd"] != root else rel(s["bin"])),
+                shlex.quote(s["bin"] if s["cwd"] != root else build_sides.rel(root, s["bin"])),
                 " ".join(shlex.quote(a) for a in r["argv"]))
             if s["cwd"] != root:
-                line_ = "(cd %s && %s)" % (shlex.quote(rel(s["cwd"])), line_)
+                line_ = "(cd %s && %s)" % (shlex.quote(build_sides.rel(root, s["cwd"])), line_)
             md.append("    %s  # %s" % (line_, side))
-    md += ["", "Machine: %d CPUs (nproc), %s, %s %s %s; compiler: %s; load average at the end "
-           "%.2f %.2f %.2f." % (machine["nproc"], machine["cpu"], machine["system"],
-                                machine["kernel"], machine["arch"], machine["compiler"],
-                                *machine["loadavg_at_end"]), ""]
+    md += ["", build_sides.md_machine(machine), ""]
     with open(E["BENCH_OUT"], "w") as f:
         f.write("\n".join(md))
     sys.stderr.write("bench-compare: wrote %s\n" % E["BENCH_OUT"])
