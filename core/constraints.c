@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vec2.h"
 
 /* target e(t) = value + f(t) with its first two time derivatives */
 void mb_con_target(const mb_model* m, double value, int func, double t, double* e) {
@@ -149,14 +150,15 @@ void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const doubl
   for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A);
 }
 
-/* col[0..dim) += s v for the dim columns of a block (col_c at c stride): the block's columns are
-   contiguous, so that the compiler packs each column update into vector operations */
+/* block += a b^T for a dim x dim block whose columns are stride apart: rows 0 and 1 of each
+   column as one pair, row 2 alone */
 static inline void add_columns(const int dim, double* restrict blk, int stride,
                                const double* restrict a, const double* restrict b) {
+  const mb_v2 a01 = mb_v2_load(a);
   for (int c = 0; c < dim; c++) {
     double* restrict col = blk + c * stride;
-    const double bc = b[c];
-    for (int r = 0; r < dim; r++) col[r] += a[r] * bc;
+    mb_v2_store(col, mb_v2_load(col) + a01 * b[c]);
+    if (dim == 3) col[2] += a[2] * b[c];
   }
 }
 

@@ -15,6 +15,7 @@
 #include <amd.h>
 
 #include "../linalg.h"
+#include "../vec2.h"
 
 /* the elimination, compiled: block slots hold bs x bs blocks column-major */
 typedef struct symbolic {
@@ -301,27 +302,41 @@ static inline void block_scale(const int bs, double* L, const double* D, const i
   }
 }
 
-/* T -= L U (three distinct blocks), column by column so that the rows pack into vector
-   operations */
+/* T -= L U (three distinct blocks), column by column, rows 0 and 1 as one pair */
 static inline void block_update(const int bs, double* restrict T, const double* restrict L,
                                 const double* restrict U) {
   for (int c = 0; c < bs; c++) {
     const double* u = U + c * bs;
-    double sum[3];
-    for (int r = 0; r < bs; r++) sum[r] = L[r] * u[0];
-    for (int l = 1; l < bs; l++)
-      for (int r = 0; r < bs; r++) sum[r] += L[l * bs + r] * u[l];
-    for (int r = 0; r < bs; r++) T[c * bs + r] -= sum[r];
+    double* t = T + c * bs;
+    if (bs == 1) {
+      t[0] -= L[0] * u[0];
+      continue;
+    }
+    mb_v2 sum = mb_v2_load(L) * u[0];
+    for (int l = 1; l < bs; l++) sum += mb_v2_load(L + l * bs) * u[l];
+    mb_v2_store(t, mb_v2_load(t) - sum);
+    if (bs == 3) {
+      double sum2 = L[2] * u[0];
+      for (int l = 1; l < bs; l++) sum2 += L[l * bs + 2] * u[l];
+      t[2] -= sum2;
+    }
   }
 }
 
 /* y -= B x, or y -= B^T x (y apart from x) */
 static inline void block_mulsub(const int bs, const double* restrict B, const double* restrict x,
                                 double* restrict y) {
-  for (int r = 0; r < bs; r++) {
-    double sum = 0;
-    for (int c = 0; c < bs; c++) sum += B[c * bs + r] * x[c];
-    y[r] -= sum;
+  if (bs == 1) {
+    y[0] -= B[0] * x[0];
+    return;
+  }
+  mb_v2 sum = mb_v2_load(B) * x[0];
+  for (int c = 1; c < bs; c++) sum += mb_v2_load(B + c * bs) * x[c];
+  mb_v2_store(y, mb_v2_load(y) - sum);
+  if (bs == 3) {
+    double sum2 = B[2] * x[0];
+    for (int c = 1; c < bs; c++) sum2 += B[c * bs + 2] * x[c];
+    y[2] -= sum2;
   }
 }
 
