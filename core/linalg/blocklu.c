@@ -302,28 +302,7 @@ static inline void block_scale(const int bs, double* L, const double* D, const i
   }
 }
 
-/* T -= L U (three distinct blocks), column by column, rows 0 and 1 as one pair */
-static inline void block_update(const int bs, double* restrict T, const double* restrict L,
-                                const double* restrict U) {
-  for (int c = 0; c < bs; c++) {
-    const double* u = U + c * bs;
-    double* t = T + c * bs;
-    if (bs == 1) {
-      t[0] -= L[0] * u[0];
-      continue;
-    }
-    mb_v2 sum = mb_v2_load(L) * u[0];
-    for (int l = 1; l < bs; l++) sum += mb_v2_load(L + l * bs) * u[l];
-    mb_v2_store(t, mb_v2_load(t) - sum);
-    if (bs == 3) {
-      double sum2 = L[2] * u[0];
-      for (int l = 1; l < bs; l++) sum2 += L[l * bs + 2] * u[l];
-      t[2] -= sum2;
-    }
-  }
-}
-
-/* y -= B x, or y -= B^T x (y apart from x) */
+/* y -= B x, or y -= B^T x (y apart from x), rows 0 and 1 of B x as one pair */
 static inline void block_mulsub(const int bs, const double* restrict B, const double* restrict x,
                                 double* restrict y) {
   if (bs == 1) {
@@ -347,6 +326,12 @@ static inline void block_tmulsub(const int bs, const double* restrict B, const d
     for (int c = 0; c < bs; c++) sum += B[r * bs + c] * x[c];
     y[r] -= sum;
   }
+}
+
+/* T -= L U (three distinct blocks), column by column */
+static inline void block_update(const int bs, double* restrict T, const double* restrict L,
+                                const double* restrict U) {
+  for (int c = 0; c < bs; c++) block_mulsub(bs, L, U + c * bs, T + c * bs);
 }
 
 /* ---------------------------------------------------------------------------------------------
