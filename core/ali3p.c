@@ -106,20 +106,25 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
   return project_state(m, d, err);
 }
 
-void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
-                      const double* gram, double* T) {
+void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact,
+                      const double* gram, double* T, double* damp) {
   const mb_structure* st = m->structure;
   const int nnz = st->sys->nnz;
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double gh = gamma * h, bh2 = beta * h * h, penalty = bh2 * m->opt.penalty;
-  if (gram)
-    for (int k = 0; k < nnz; k++)
-      T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k] + penalty * gram[k];
-  else {
-    for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + gh * d->damp[k] + bh2 * d->stiff[k];
+  const double h = m->opt.step, gh = m->opt.gamma * h, bh2 = m->opt.beta * h * h;
+  const double penalty = bh2 * m->opt.penalty;
+  if (gram) {
+    for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + penalty * gram[k];
+  } else {
+    memcpy(T, st->mass, sizeof(double) * nnz);
     mb_constraints_add_gram(m, d->phiq, NULL, penalty, T);
   }
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
+  /* the forces' beta h^2 K straight into T, and gamma h C too unless C is wanted apart */
+  if (damp) memset(damp, 0, sizeof(double) * nnz);
+  const mb_jacobian jac = {T, bh2, damp ? damp : T, damp ? 1 : gh};
+  mb_forces_into(m, d, &jac);
+  if (damp)
+    for (int k = 0; k < nnz; k++) T[k] += gh * damp[k];
 }
 
 /* The Newton residual r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) at the current q,
@@ -130,18 +135,10 @@ static void newton_system(const mb_model* m, mb_data* d, double* r, int tangent)
   const double alpha = m->opt.penalty, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
   for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
-  if (tangent) {
-    /* M + beta h^2 (alpha Phi_q^T S Phi_q [+ Phi_qq^T mult]), then the forces' gamma h C and
-       beta h^2 K straight into it */
-    const mb_structure* st = m->structure;
-    const mb_jacobian jac = {d->tangent, bh2, d->tangent, m->opt.gamma * h};
-    memcpy(d->tangent, st->mass, sizeof(double) * st->sys->nnz);
-    mb_constraints_add_gram(m, d->phiq, NULL, bh2 * alpha, d->tangent);
-    if (m->opt.exact_tangent) mb_constraints_add_hessian(m, d, mult, bh2, d->tangent);
-    mb_forces_into(m, d, &jac);
-  } else {
+  if (tangent)
+    mb_newton_matrix(m, d, mult, m->opt.exact_tangent, NULL, d->tangent, NULL);
+  else
     mb_forces_into(m, d, NULL);
-  }
   memset(r, 0, sizeof(double) * nq);
   mb_mass_mul(m, d->qdd, 1, r);
   mb_rows_mul_t(&m->structure->phiq, d->phiq, mult, 1, r);

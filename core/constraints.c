@@ -147,7 +147,7 @@ void mb_constraint_values(const mb_model* m, const double* q, double t, double* 
 
 void mb_constraints_add_hessian(const mb_model* m, const mb_data* d, const double* w, double s,
                                 double* A) {
-  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A);
+  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, s * w[i], A, NULL);
 }
 
 /* block += a b^T for a dim x dim block whose columns are stride apart: rows 0 and 1 of each

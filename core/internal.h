@@ -246,8 +246,10 @@ void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int
 void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double w,
                          double* out);
 
-/* A (values on the system pattern) += w times the Hessian of constraint i. */
-void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A);
+/* A += w times the Hessian of constraint i: A the values on the system pattern (map NULL), or
+   the compact Hessian values (map = structure's hess_slot). */
+void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A,
+                      const int* map);
 
 /* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm;
    force elements i with active[i] = 0 are known not to depend on it (active may be NULL). */
@@ -255,10 +257,11 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ);
 
 /* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T S Phi_q [+ Phi_qq^T mult when exact])
-   into T (values on the system pattern), from the constraints and forces already evaluated in d,
-   with gram (may be NULL: formed from Phi_q) the Gram product Phi_q^T S Phi_q (ali3p.c). */
-void mb_newton_matrix(const mb_model* m, const mb_data* d, const double* mult, int exact,
-                      const double* gram, double* T);
+   into T (values on the system pattern), from the constraints already evaluated in d and the
+   forces, which it evaluates (Q into d->force, C also into damp unless damp is NULL); gram (may
+   be NULL: formed from Phi_q) is the Gram product Phi_q^T S Phi_q (ali3p.c). */
+void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact,
+                      const double* gram, double* T, double* damp);
 
 /* Factorises M + pen Phi_q^T S Phi_q at the constraints evaluated in d into d->projection (pen
    from mb_projection_penalty, kept in d->proj_penalty; gram as for mb_newton_matrix); fails with

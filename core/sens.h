@@ -42,7 +42,7 @@ typedef struct sens_ws {
                       iterations */
   double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
   double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
-  double* H;       /* (nnz) Hessian products on the system pattern */
+  double* H;       /* (nhess_unique) Hessian products on the compact Hessian entries */
   double* gram;    /* (nnz) Phi_q^T S Phi_q of the last projected state whose projection matrix
                       was factorised here, for the Newton matrix at the same positions */
   double* scatter; /* (nq) zero between uses */
@@ -94,8 +94,11 @@ void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, d
 void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,
                               double* r, double* g);
 
-/* ws->H = sum_i w_i Hessian(Phi_i). */
+/* ws->H = sum_i w_i Hessian(Phi_i), on the compact Hessian entries (mb_structure.hess_rc). */
 void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w);
+
+/* y += s ws->H x (as mb_spmv would with ws->H on the system pattern). */
+void sens_hessian_mul(const mb_model* m, const sens_ws* ws, const double* x, double s, double* y);
 
 /* Sensitivities of the assembled initial state (positions, velocities, accelerations and
    multipliers) into ws->qr, qdr, qddr, lamr, one column per parameter. */

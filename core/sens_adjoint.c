@@ -175,7 +175,7 @@ static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
   for (int f = 0; f < nf; f++) {
     const double *z = a->zeta + (size_t)f * nq, *e = a->eta[level] + (size_t)f * nc;
     double *ab = a->abar + (size_t)f * nq, *bb = a->bbar + (size_t)f * nq;
-    mb_spmv(m->structure->sys, ws->H, z, -1, ab);
+    sens_hessian_mul(m, ws, z, -1, ab);
     mb_rows_mul_t(rows, rates, e, -1, ab);
     if (level == 2) mb_rows_mul_t(rows, ws->phid_q, e, -2, bb);
     memset(star + (size_t)f * nq, 0, sizeof(double) * nq);

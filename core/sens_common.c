@@ -192,11 +192,12 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
+  const size_t nhess = (size_t)m->structure->nhess_unique;
   double** fields[] = {&ws->qr,   &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
                        &ws->g,    &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
                        &ws->gram, &ws->vec, &ws->gq,     &ws->save,    &ws->scatter};
   const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, 2 * nc * nk, nphiq,
-                           nphiq,   nnz,     nnz,     nq,      3 * nq,  2 * nq,  nq};
+                           nphiq,   nhess,   nnz,     nq,      3 * nq,  2 * nq,  nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -297,7 +298,6 @@ mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const d
   memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
   memcpy(d->qd, d->qd_star, sizeof(double) * nq);
   memcpy(d->qdd, d->qdd_star, sizeof(double) * nq);
-  mb_forces(m, d, 1);
   if (!gram) {
     /* formed here as sens_projected_state forms it, so that forward and adjoint sensitivities
        solve with the same matrices to the last bit */
@@ -305,7 +305,7 @@ mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const d
     mb_constraints_add_gram(m, d->phiq, NULL, 1, ws->gram);
     gram = ws->gram;
   }
-  mb_newton_matrix(m, d, d->lambda, 1, gram, d->tangent);
+  mb_newton_matrix(m, d, d->lambda, 1, gram, d->tangent, d->damp);
   if (mb_factor_compute(d->newton, d->tangent) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
   return MB_OK;
@@ -333,8 +333,18 @@ mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int r
    explicit parameter terms */
 
 void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w) {
-  memset(ws->H, 0, sizeof(double) * m->structure->sys->nnz);
-  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, w[i], ws->H);
+  const mb_structure* st = m->structure;
+  memset(ws->H, 0, sizeof(double) * st->nhess_unique);
+  for (int i = 0; i < m->ncon; i++) mbd_expr_hessian(m, d, i, w[i], ws->H, st->hess_slot);
+}
+
+void sens_hessian_mul(const mb_model* m, const sens_ws* ws, const double* x, double s, double* y) {
+  const mb_structure* st = m->structure;
+  const int* rc = st->hess_rc;
+  for (int u = 0; u < st->nhess_unique; u++) {
+    const double xj = s * x[rc[2 * u + 1]];
+    if (xj != 0) y[rc[2 * u]] += ws->H[u] * xj;
+  }
 }
 
 /* g = -(the level's derivative of Phi) with respect to rho_k, and, with r, r -= (dPhi_q/drho_k)^T
@@ -503,7 +513,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     if (sens_active(ws, k, d->t)) sens_explicit_dynamics(m, d, ws, k, r, g);
     mb_spmv(sys, d->stiff, ws->qr + cq, -1, r);
     mb_spmv(sys, d->damp, ws->qdr + cq, -1, r);
-    mb_spmv(sys, ws->H, ws->qr + cq, -1, r);
+    sens_hessian_mul(m, ws, ws->qr + cq, -1, r);
     if (sens_active(ws, k, d->t)) constraint_terms(m, d, ws, k, 2, NULL, NULL, g);
     mb_rows_mul(prows, ws->phidd_q, ws->qr + cq, -1, g);
     mb_rows_mul(prows, ws->phid_q, ws->qdr + cq, -2, g);

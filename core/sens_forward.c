@@ -45,7 +45,7 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, i
       memset(g, 0, sizeof(double) * nc);
     }
     mb_mass_mul(m, xr_star + cq, 1, r);
-    mb_spmv(m->structure->sys, ws->H, ws->qr + cq, -1, r);
+    sens_hessian_mul(m, ws, ws->qr + cq, -1, r);
     mb_rows_mul(rows, level == 1 ? ws->phid_q : ws->phidd_q, ws->qr + cq, -1, g);
     if (level == 2) mb_rows_mul(rows, ws->phid_q, ws->qdr + cq, -2, g);
   }

@@ -236,16 +236,18 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
   }
 }
 
-void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A) {
+void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A,
+                      const int* map) {
   if (w == 0) return;
   const mb_structure* st = m->structure;
+  if (!map) map = st->hess_entry;
   double e[3];
   mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
   expr_coef k = coefficients(m->con_kind[i], e);
   for (int j = 0; j < k.nterm; j++) {
     const double s = w * k.c[j][0];
     for (int h = st->hess_adr[2 * i + j]; h < st->hess_adr[2 * i + j + 1]; h++)
-      A[st->hess_entry[h]] += s * st->hess_value[h];
+      A[map[h]] += s * st->hess_value[h];
   }
 }
 

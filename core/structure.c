@@ -357,6 +357,27 @@ static int pair_hessian(const mb_model* m, const mb_pattern* sys, int a, int b, 
   return u;
 }
 
+/* the distinct entries of the Hessian lists (nitem items), ascending, so in column order */
+static int compact_hessian(mb_structure* s, int nitem) {
+  const mb_pattern* p = s->sys;
+  int* slot_of = malloc(sizeof(int) * ((size_t)p->nnz + 1));
+  if (!slot_of) return -1;
+  for (int e = 0; e < p->nnz; e++) slot_of[e] = -1;
+  for (int h = 0; h < nitem; h++) slot_of[s->hess_entry[h]] = 0;
+  int u = 0;
+  for (int j = 0; j < p->n; j++)
+    for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++)
+      if (slot_of[e] == 0) {
+        slot_of[e] = u;
+        s->hess_rc[2 * u] = p->rowind[e], s->hess_rc[2 * u + 1] = j;
+        u++;
+      }
+  for (int h = 0; h < nitem; h++) s->hess_slot[h] = slot_of[s->hess_entry[h]];
+  s->nhess_unique = u;
+  free(slot_of);
+  return 0;
+}
+
 static int hessian_lists(builder* b, size_t nhess) {
   const mb_model* m = b->m;
   mb_structure* s = b->s;
@@ -374,7 +395,7 @@ static int hessian_lists(builder* b, size_t nhess) {
     }
   s->hess_adr[2 * m->ncon] = h;
   free(items);
-  return 0;
+  return compact_hessian(s, h);
 }
 
 static void mass_values(const mb_model* m, mb_structure* s) {
@@ -449,7 +470,7 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
     goto done;
   }
   const size_t ncon = (size_t)m->ncon, nforce = (size_t)m->nforce;
-  const size_t ints = (ncon + 1) + nphiq + (ncon + 1) + ngram + (2 * ncon + 1) + nhess +
+  const size_t ints = (ncon + 1) + nphiq + (ncon + 1) + ngram + (2 * ncon + 1) + 4 * nhess +
                       2 * (nforce + 1) + nfblock + 2 * nfpair + 8 * ncon;
   const size_t doubles = nhess + (size_t)s->sys->nnz;
   s->buffer = calloc(1, sizeof(double) * (doubles + 1) + sizeof(int) * (ints + 1));
@@ -464,6 +485,8 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
   s->gram = a, a += ngram;
   s->hess_adr = a, a += 2 * ncon + 1;
   s->hess_entry = a, a += nhess;
+  s->hess_slot = a, a += nhess;
+  s->hess_rc = a, a += 2 * nhess;
   s->force_blkadr = a, a += nforce + 1;
   s->force_block = a, a += nfblock;
   s->force_pairadr = a, a += nforce + 1;

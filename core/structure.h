@@ -23,6 +23,11 @@ typedef struct mb_structure {
                       j: the entries of J_a^T J_b + J_b^T J_a for the pair a . b */
   int* hess_entry; /* entry of sys */
   double* hess_value;
+  /* the distinct entries of sys the Hessian lists reach, in column order: a compact Hessian
+     product (values at hess_slot of each list item, entry u at row and column hess_rc[2 u ..]) */
+  int nhess_unique;
+  int* hess_slot;
+  int* hess_rc;
   /* force elements on their own coordinate blocks: element i has blocks force_block[
      force_blkadr[i] ...] (ascending), and block pair (a, b) of them starts at entry
      force_entry[force_pairadr[i] + a nb + b] of sys, its columns force_stride[...] apart */

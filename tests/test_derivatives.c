@@ -197,13 +197,18 @@ static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, m
     hat_v[i] = gamma / (beta * h) * q0[i] - d->qd[i];
     hat_a[i] = q0[i] / (beta * h * h) - d->qdd[i];
   }
-  /* the analytic matrix at q0 */
+  /* the analytic matrix at q0, both assemblies: C straight into it (the integrator's) and C
+     apart (the sensitivities') */
   newton_residual(m, d, hat_v, hat_a, rp);
-  mb_forces(m, d, 1);
   for (int i = 0; i < nc; i++)
     mult[i] = d->lambda[i] + m->opt.penalty * m->con_scale[i] * d->phi[i];
-  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent);
+  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent, d->damp);
+  mb_pattern_to_dense(sys, d->tangent, Tfd);
+  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent, NULL);
   mb_pattern_to_dense(sys, d->tangent, T);
+  double e = rel_diff(nq * nq, T, Tfd);
+  snprintf(what, sizeof what, "%s: Newton matrix with C apart vs C inside", name);
+  mbt_check(t, e < 1e-13, what, e, 1e-13);
   for (int j = 0; j < nq; j++) {
     d->q[j] = q0[j] + eps;
     newton_residual(m, d, hat_v, hat_a, rp);
@@ -213,7 +218,7 @@ static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, m
     for (int i = 0; i < nq; i++) Tfd[(size_t)i * nq + j] = (rp[i] - rm[i]) / (2 * eps);
   }
   newton_residual(m, d, hat_v, hat_a, rp);
-  double e = rel_diff(nq * nq, T, Tfd);
+  e = rel_diff(nq * nq, T, Tfd);
   snprintf(what, sizeof what, "%s: Newton matrix on the pattern vs Jacobian of the residual", name);
   mbt_check(t, e < 1e-6, what, e, 1e-6);
 
