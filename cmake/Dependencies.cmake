@@ -1,5 +1,5 @@
-# Finds NLopt, CBLAS (OpenBLAS), LAPACKE, SuiteSparse (AMD, KLU, LDL) and cJSON, and gathers them
-# in the target mbopt::deps.
+# Finds NLopt, CBLAS (OpenBLAS), LAPACKE, SuiteSparse (AMD, KLU, LDL), cJSON and POSIX threads, and
+# gathers them in the target mbopt::deps.
 # A missing dependency stops the configuration with the Debian package to install
 # (scripts/install-deps.sh installs them all).
 
@@ -33,6 +33,9 @@ mbopt_require_library(amd libsuitesparse-dev MBOPT_AMD_LIB)
 mbopt_require_header(cJSON.h libcjson-dev MBOPT_CJSON_INCLUDE)
 mbopt_require_library(cjson libcjson-dev MBOPT_CJSON_LIB)
 
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+
 add_library(mbopt_deps INTERFACE)
 add_library(mbopt::deps ALIAS mbopt_deps)
 target_include_directories(mbopt_deps INTERFACE
@@ -41,4 +44,4 @@ target_include_directories(mbopt_deps INTERFACE
 target_link_libraries(mbopt_deps INTERFACE
   ${MBOPT_NLOPT_LIB} ${MBOPT_KLU_LIB} ${MBOPT_LDL_LIB} ${MBOPT_AMD_LIB}
   ${MBOPT_LAPACKE_LIB} ${MBOPT_OPENBLAS_LIB}
-  ${MBOPT_CJSON_LIB} m)
+  ${MBOPT_CJSON_LIB} Threads::Threads m)

@@ -12,6 +12,25 @@ typedef enum sens_factor {
   SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (d->projection) */
 } sens_factor;
 
+/* One step's state prepared for the sensitivity solves: the state and its factorisations in d,
+   with what the solves need beside them. The adjoint prepares the next step's point while it
+   solves with this one (sens_adjoint.c). */
+typedef struct sens_point {
+  mb_data* d;
+  double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
+  double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
+  double* gram;    /* (nnz) Phi_q^T S Phi_q of the projected state whose projection matrix was
+                      factorised here, for the Newton matrix at the same positions */
+  double* save;    /* (2 nq) the projected rates while the dynamic state is in d */
+  double* scratch; /* (nq) zero between uses */
+  double pen;      /* penalty of the factorised projection */
+  double* buffer;
+} sens_point;
+
+/* The buffers of a point for d (not owned); returns 0, or -1 when out of memory. */
+int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d);
+void sens_point_free(sens_point* pt);
+
 typedef struct sens_ws {
   int p;          /* parameters */
   int ncol;       /* columns of the right-hand-side arrays: max(p, functionals, 1) */
@@ -40,16 +59,11 @@ typedef struct sens_ws {
   double* s;       /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
                       sensitivities, kept from one step to the next as the start of their
                       iterations */
-  double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
-  double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
   double* H;       /* (nhess_unique) Hessian products on the compact Hessian entries */
-  double* gram;    /* (nnz) Phi_q^T S Phi_q of the last projected state whose projection matrix
-                      was factorised here, for the Newton matrix at the same positions */
   double* scatter; /* (nq) zero between uses */
   double* vec;     /* (nq) */
   double* gq;      /* (3 nq) partials of a functional */
-  double* save;    /* (2 nq) projected rates while the dynamic state is in d */
-  double pen;      /* penalty of the factorised projection */
+  sens_point pt;   /* the step being solved (its d: the caller's) */
 } sens_ws;
 
 /* Workspace with tangent models for the first p gradient parameters of desc (column k:
@@ -70,19 +84,21 @@ int sens_active_list(sens_ws* ws, double t);
 double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
                       const double* r, const double* g, double* x, double* s);
 
-/* The dynamic state: puts the Newmark rates qd*, qdd* into d (keeping the projected rates in
-   ws->save), evaluates the forces there and factorises the exact Newton matrix (the step's own
-   factorisation is that of its first iteration, at the predicted positions). Phi and Phi_q must
-   be those of d->q; gram their Gram product (ws->gram after sens_projected_state without reuse),
-   or NULL to form it. */
-mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const double* gram,
-                             mb_error* err);
+/* The rates of the dynamic state, the Newmark rates qd*, qdd*, into pt->d, keeping the projected
+   ones in pt->save; and back. */
+void sens_use_star_rates(const mb_model* m, sens_point* pt);
+void sens_use_projected_rates(const mb_model* m, sens_point* pt);
 
-/* Back to the projected state: restores the rates, evaluates Phi, Phi_q and the rate Jacobians
-   ws->phid_q and ws->phidd_q; factorises the projection matrix unless reuse is set (d holds it
-   from the step's own projection, at the same positions). Its penalty goes to ws->pen. */
-mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
-                               mb_error* err);
+/* The dynamic state: puts the Newmark rates into d (sens_use_star_rates), evaluates the forces
+   there and factorises the exact Newton matrix (the step's own factorisation is that of its first
+   iteration, at the predicted positions). Phi and Phi_q must be those of d->q; gram their Gram
+   product (pt->gram after sens_projected_state without reuse), or NULL to form it. */
+mb_status sens_dynamic_state(const mb_model* m, sens_point* pt, const double* gram, mb_error* err);
+
+/* The projected state (its rates in d): evaluates Phi, Phi_q and the rate Jacobians pt->phid_q
+   and pt->phidd_q; factorises the projection matrix unless reuse is set (d holds it from the
+   step's own projection, at the same positions). Its penalty goes to pt->pen. */
+mb_status sens_projected_state(const mb_model* m, sens_point* pt, int reuse, mb_error* err);
 
 /* Explicit parameter terms of the dynamic equations at the dynamic state, for parameter k:
    r = Q_rho - M_rho qdd* - (dPhi_q/drho)^T lambda and g = -Phi_rho. */

@@ -14,8 +14,10 @@
    each step's states (or, with checkpointing, every k-th state, and recomputes each segment before
    sweeping it). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
@@ -165,50 +167,62 @@ static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* 
 /* The adjoint of one projection: K^T [zeta; eta] = [xbar; 0]; then the inputs' adjoints:
    abar -= H_mult zeta + (d^level Phi)_q^T eta, [level 2: bbar -= 2 (dPhi/dt)_q^T eta],
    star = M zeta (the adjoint of x*). */
-static void projection_adjoint(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int level,
-                               const double* xbar, double* star, double* grad) {
+static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws* ws, adjoint* a,
+                               int level, const double* xbar, double* star, double* grad) {
   const int nq = m->nq, nc = m->ncon, nf = a->nf;
   const mb_rows* rows = &m->structure->phiq;
-  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, nf, xbar, a->zero, a->zeta, a->eta[level]);
+  mb_data* d = pt->d;
+  sens_kkt_solve(m, d, SENS_PROJECTION, pt->pen, nf, xbar, a->zero, a->zeta, a->eta[level]);
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
-  const double* rates = level == 1 ? ws->phid_q : ws->phidd_q;
+  const double* rates = level == 1 ? pt->phid_q : pt->phidd_q;
   for (int f = 0; f < nf; f++) {
     const double *z = a->zeta + (size_t)f * nq, *e = a->eta[level] + (size_t)f * nc;
     double *ab = a->abar + (size_t)f * nq, *bb = a->bbar + (size_t)f * nq;
     sens_hessian_mul(m, ws, z, -1, ab);
     mb_rows_mul_t(rows, rates, e, -1, ab);
-    if (level == 2) mb_rows_mul_t(rows, ws->phid_q, e, -2, bb);
+    if (level == 2) mb_rows_mul_t(rows, pt->phid_q, e, -2, bb);
     memset(star + (size_t)f * nq, 0, sizeof(double) * nq);
     mb_mass_mul(m, z, 1, star + (size_t)f * nq);
   }
   explicit_terms(m, d, ws, a, level, grad);
 }
 
-/* One backward step through step n, whose record is restored in d. On entry the adjoints hold
-   the derivatives of the functionals with respect to (q, qd, qdd)_rho of step n; on exit those
-   of step n - 1 (without its own objective terms). */
-static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, double* grad,
-                               mb_error* err) {
+/* The point of step n: its record restored into pt->d, the projected state and the dynamic state
+   factorised, the projected rates in d. Depends on the tape only. */
+static mb_status prepare_step(const mb_model* m, const tape* tp, sens_point* pt, long n, long slot,
+                              mb_error* err) {
+  restore_step(m, pt->d, tp, slot);
+  pt->d->t = n * m->opt.step;
+  mb_status st = sens_projected_state(m, pt, 0, err);
+  if (st == MB_OK) st = sens_dynamic_state(m, pt, pt->gram, err);
+  sens_use_projected_rates(m, pt);
+  return st;
+}
+
+/* One backward step through step n, prepared in pt. On entry the adjoints hold the derivatives
+   of the functionals with respect to (q, qd, qdd)_rho of step n without its own objective terms;
+   on exit those of step n - 1, the same. */
+static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoint* a, long n,
+                          long nstep, double* grad) {
   const int nq = m->nq, nf = a->nf;
-  const size_t n = (size_t)nq * nf;
+  const size_t len = (size_t)nq * nf;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
   const double c1 = gamma / (beta * h), c2 = gamma / beta - 1, c3 = h * (gamma / (2 * beta) - 1);
   const double d1 = 1 / (beta * h * h), d2 = 1 / (beta * h), d3 = 1 / (2 * beta) - 1;
   double *qd_star_bar = a->hv, *qdd_star_bar = a->ha;
+  mb_data* d = pt->d;
+  if (n == nstep) objective_terms(m, d, ws, a, 1, 1, grad);
+  objective_terms(m, d, ws, a, 0, n == nstep ? 0.5 * h : h, grad);
 
   /* projections, last first: the acceleration projection reads the projected velocities */
-  memcpy(ws->save, d->qd, sizeof(double) * nq);
-  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
-  mb_status st = sens_projected_state(m, d, ws, 0, err);
-  if (st != MB_OK) return st;
-  projection_adjoint(m, d, ws, a, 2, a->cbar, qdd_star_bar, grad);
-  projection_adjoint(m, d, ws, a, 1, a->bbar, qd_star_bar, grad);
+  projection_adjoint(m, pt, ws, a, 2, a->cbar, qdd_star_bar, grad);
+  projection_adjoint(m, pt, ws, a, 1, a->bbar, qd_star_bar, grad);
 
   /* qd* = cv x - hat_v, qdd* = ca x - hat_a */
-  for (size_t i = 0; i < n; i++) a->abar[i] += c1 * qd_star_bar[i] + d1 * qdd_star_bar[i];
+  for (size_t i = 0; i < len; i++) a->abar[i] += c1 * qd_star_bar[i] + d1 * qdd_star_bar[i];
 
-  /* the tangent linear model: K1^T [zeta; eta] = [abar; 0] */
-  if ((st = sens_dynamic_state(m, d, ws, ws->gram, err)) != MB_OK) return st;
+  /* the tangent linear model at the dynamic state: K1^T [zeta; eta] = [abar; 0] */
+  sens_use_star_rates(m, pt);
   sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->zero, a->zeta,
                  a->eta[0]);
   explicit_terms(m, d, ws, a, 0, grad);
@@ -221,12 +235,140 @@ static mb_status backward_step(const mb_model* m, mb_data* d, sens_ws* ws, adjoi
     mb_mass_mul(m, z, 1, ha);
     mb_spmv_t(m->structure->sys, d->damp, z, 1, hv);
   }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < len; i++) {
     a->abar[i] = c1 * a->hv[i] + d1 * a->ha[i];
     a->bbar[i] = c2 * a->hv[i] + d2 * a->ha[i];
     a->cbar[i] = c3 * a->hv[i] + d3 * a->ha[i];
   }
-  return MB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the sweep of one segment, with the next step prepared on a second thread
+
+   A step's preparation (the constraints, forces and both factorisations at its recorded state)
+   depends on the tape only, and costs about as much as its backward solves, which depend on the
+   later steps. With two cores the preparation of step n - 1 runs beside the solves of step n, in
+   a second point: two slots, each free or ready, handed over under a mutex. The results are
+   those of the plain sweep, bit for bit. */
+
+typedef struct sweep {
+  const mb_model* m;
+  const tape* tp;
+  sens_point* pt[2];
+  long s0, s1;     /* steps s1 down to s0 + 1; step n uses slot (s1 - n) % 2 */
+  int full;        /* record slot of step n: n (full tape) or n - s0 */
+  int ready[2];    /* slot prepared, not yet consumed */
+  mb_status st[2]; /* the preparation's status */
+  mb_error err[2]; /* and its error */
+  int stop;        /* the consumer failed: the worker ends */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} sweep;
+
+static long record_slot(const sweep* sw, long n) {
+  return sw->full ? n : n - sw->s0;
+}
+
+static void* worker(void* arg) {
+  sweep* sw = arg;
+  for (long n = sw->s1; n > sw->s0; n--) {
+    const int k = (int)((sw->s1 - n) % 2);
+    pthread_mutex_lock(&sw->mu);
+    while (sw->ready[k] && !sw->stop) pthread_cond_wait(&sw->cv, &sw->mu);
+    const int stop = sw->stop;
+    pthread_mutex_unlock(&sw->mu);
+    if (stop) break;
+    const mb_status st = prepare_step(sw->m, sw->tp, sw->pt[k], n, record_slot(sw, n), &sw->err[k]);
+    pthread_mutex_lock(&sw->mu);
+    sw->st[k] = st, sw->ready[k] = 1;
+    pthread_cond_broadcast(&sw->cv);
+    pthread_mutex_unlock(&sw->mu);
+    if (st != MB_OK) break;
+  }
+  return NULL;
+}
+
+/* The backward sweep of steps s1 down to s0 + 1 (their records in the tape); threaded when
+   pt[1] is given. */
+static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, sens_point* pt0,
+                               sens_point* pt1, adjoint* a, long s0, long s1, int full, long nstep,
+                               double* grad, mb_error* err) {
+  sweep sw = {m,
+              tp,
+              {pt0, pt1 ? pt1 : pt0},
+              s0,
+              s1,
+              full,
+              {0, 0},
+              {MB_OK, MB_OK},
+              {{0}},
+              0,
+              PTHREAD_MUTEX_INITIALIZER,
+              PTHREAD_COND_INITIALIZER};
+  pthread_t thread;
+  const int threaded = pt1 && s1 - s0 > 1 && pthread_create(&thread, NULL, worker, &sw) == 0;
+  mb_status st = MB_OK;
+  const mb_data* last = NULL;
+  for (long n = s1; n > s0 && st == MB_OK; n--) {
+    const int k = threaded ? (int)((s1 - n) % 2) : 0;
+    if (threaded) {
+      pthread_mutex_lock(&sw.mu);
+      while (!sw.ready[k]) pthread_cond_wait(&sw.cv, &sw.mu);
+      pthread_mutex_unlock(&sw.mu);
+      if ((st = sw.st[k]) != MB_OK) {
+        if (err) *err = sw.err[k];
+        break;
+      }
+    } else if ((st = prepare_step(m, tp, sw.pt[k], n, record_slot(&sw, n), err)) != MB_OK) {
+      break;
+    }
+    /* the sensors unwrap their angles against the last step evaluated, in the other slot */
+    mb_data* d = sw.pt[k]->d;
+    if (last && last != d) {
+      memcpy(d->unwrap, last->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
+      d->have_unwrap = last->have_unwrap;
+    }
+    backward_step(m, sw.pt[k], ws, a, n, nstep, grad);
+    last = d;
+    if (threaded) {
+      pthread_mutex_lock(&sw.mu);
+      sw.ready[k] = 0;
+      pthread_cond_broadcast(&sw.cv);
+      pthread_mutex_unlock(&sw.mu);
+    }
+  }
+  if (threaded) {
+    pthread_mutex_lock(&sw.mu);
+    sw.stop = 1;
+    pthread_cond_broadcast(&sw.cv);
+    pthread_mutex_unlock(&sw.mu);
+    pthread_join(thread, NULL);
+  }
+  /* the caller's state continues from the last step swept */
+  if (last && last != pt0->d) {
+    memcpy(pt0->d->unwrap, last->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
+    pt0->d->have_unwrap = last->have_unwrap;
+  }
+  pthread_mutex_destroy(&sw.mu);
+  pthread_cond_destroy(&sw.cv);
+  return st;
+}
+
+/* The second point of a threaded sweep, when the settings ask for two threads or, by default,
+   when it pays: the model's steps are costly (the sparse path, above the dense crossover) and a
+   second processor is online. Its d is NULL otherwise; returns -1 when out of memory. */
+static int second_point(const mb_model* m, sens_point* pt) {
+  memset(pt, 0, sizeof *pt);
+  const int threads = m->opt.threads                                               ? m->opt.threads
+                      : !m->structure->dense && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2
+                                                                                   : 1;
+  if (threads < 2) return 0;
+  mb_data* d = mb_data_create(m);
+  if (!d || sens_point_init(m, pt, d) != 0) {
+    mb_data_free(d);
+    return -1;
+  }
+  return 0;
 }
 
 mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
@@ -236,6 +378,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   const long nstep = lround(m->opt.t_end / h);
   tape tp = {0};
   adjoint a = {0};
+  sens_point pt1 = {0};
   mb_status st = MB_ERR_MEMORY;
   double* buf = NULL;
   sens_ws* ws = sens_create(desc, m, p, err);
@@ -277,6 +420,11 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   }
 
   /* backward, segment by segment: [s0 + 1, s1] recomputed from the checkpoint at s0 */
+  ws->pt.d = d;
+  if (second_point(m, &pt1) != 0) {
+    st = mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
+    goto done;
+  }
   for (long s1 = nstep; s1 > 0;) {
     const long s0 = ((s1 - 1) / tp.k) * tp.k;
     if (!full) {
@@ -286,13 +434,9 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
         record_step(m, d, &tp, n - s0);
       }
     }
-    for (long n = s1; n > s0; n--) {
-      restore_step(m, d, &tp, full ? n : n - s0);
-      d->t = n * h;
-      if (n == nstep) objective_terms(m, d, ws, &a, 1, 1, grad);
-      objective_terms(m, d, ws, &a, 0, n == nstep ? 0.5 * h : h, grad);
-      if ((st = backward_step(m, d, ws, &a, grad, err)) != MB_OK) goto done;
-    }
+    st =
+        sweep_segment(m, &tp, ws, &ws->pt, pt1.d ? &pt1 : NULL, &a, s0, s1, full, nstep, grad, err);
+    if (st != MB_OK) goto done;
     s1 = s0;
   }
 
@@ -318,6 +462,8 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   st = MB_OK;
 
 done:
+  mb_data_free(pt1.d);
+  sens_point_free(&pt1);
   if (memory) *memory = tp.bytes;
   free(tp.steps);
   free(tp.marks);

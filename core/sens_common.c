@@ -170,8 +170,25 @@ int sens_active_list(sens_ws* ws, double t) {
   return n;
 }
 
+int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d) {
+  const size_t nq = m->nq, nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
+  memset(pt, 0, sizeof *pt);
+  pt->d = d;
+  pt->buffer = calloc(2 * nphiq + nnz + 3 * nq + 1, sizeof(double));
+  if (!pt->buffer) return -1;
+  pt->phid_q = pt->buffer, pt->phidd_q = pt->phid_q + nphiq;
+  pt->gram = pt->phidd_q + nphiq, pt->save = pt->gram + nnz, pt->scratch = pt->save + 2 * nq;
+  return 0;
+}
+
+void sens_point_free(sens_point* pt) {
+  free(pt->buffer);
+  pt->buffer = NULL;
+}
+
 void sens_free(sens_ws* ws) {
   if (!ws) return;
+  sens_point_free(&ws->pt);
   if (ws->dm)
     for (int k = 0; k < ws->p; k++) mb_model_free(ws->dm[k]);
   mb_model_free(ws->zero);
@@ -191,13 +208,11 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   int ncol = p > m->nfunctional ? p : m->nfunctional;
   ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
-  const size_t nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
   const size_t nhess = (size_t)m->structure->nhess_unique;
-  double** fields[] = {&ws->qr,   &ws->qdr, &ws->qddr,   &ws->lamr,    &ws->rhs,
-                       &ws->g,    &ws->s,   &ws->phid_q, &ws->phidd_q, &ws->H,
-                       &ws->gram, &ws->vec, &ws->gq,     &ws->save,    &ws->scatter};
-  const size_t counts[] = {nq * nk, nq * nk, nq * nk, nc * nk, nq * nk, nc * nk, 2 * nc * nk, nphiq,
-                           nphiq,   nhess,   nnz,     nq,      3 * nq,  2 * nq,  nq};
+  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,    &ws->g,
+                       &ws->s,  &ws->H,   &ws->vec,  &ws->gq,   &ws->scatter};
+  const size_t counts[] = {nq * nk,     nq * nk, nq * nk, nc * nk, nq * nk, nc * nk,
+                           2 * nc * nk, nhess,   nq,      3 * nq,  nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -206,7 +221,8 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->force_dep = calloc(np * (m->nforce + 2) + 1, 1);
   ws->window = calloc(2 * np, sizeof(double));
   ws->order = calloc(2 * np, sizeof(int));
-  if (!b || !ws->dm || !ws->con_dep || !ws->force_dep || !ws->window || !ws->order) {
+  if (!b || !ws->dm || !ws->con_dep || !ws->force_dep || !ws->window || !ws->order ||
+      sens_point_init(m, &ws->pt, NULL)) {
     free(b);
     sens_free(ws);
     mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
@@ -291,19 +307,35 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
 /* ---------------------------------------------------------------------------------------------
    the two states of a step and their factorisations */
 
-mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const double* gram,
-                             mb_error* err) {
-  const int nq = m->nq;
-  memcpy(ws->save, d->qd, sizeof(double) * nq);
-  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
-  memcpy(d->qd, d->qd_star, sizeof(double) * nq);
-  memcpy(d->qdd, d->qdd_star, sizeof(double) * nq);
+void sens_use_star_rates(const mb_model* m, sens_point* pt) {
+  const size_t len = sizeof(double) * m->nq;
+  mb_data* d = pt->d;
+  memcpy(pt->save, d->qd, len);
+  memcpy(pt->save + m->nq, d->qdd, len);
+  memcpy(d->qd, d->qd_star, len);
+  memcpy(d->qdd, d->qdd_star, len);
+}
+
+void sens_use_projected_rates(const mb_model* m, sens_point* pt) {
+  const size_t len = sizeof(double) * m->nq;
+  memcpy(pt->d->qd, pt->save, len);
+  memcpy(pt->d->qdd, pt->save + m->nq, len);
+}
+
+/* the Gram product of the Phi_q in d into pt->gram */
+static void form_gram(const mb_model* m, sens_point* pt) {
+  memset(pt->gram, 0, sizeof(double) * m->structure->sys->nnz);
+  mb_constraints_add_gram(m, pt->d->phiq, NULL, 1, pt->gram);
+}
+
+mb_status sens_dynamic_state(const mb_model* m, sens_point* pt, const double* gram, mb_error* err) {
+  mb_data* d = pt->d;
+  sens_use_star_rates(m, pt);
   if (!gram) {
     /* formed here as sens_projected_state forms it, so that forward and adjoint sensitivities
        solve with the same matrices to the last bit */
-    memset(ws->gram, 0, sizeof(double) * m->structure->sys->nnz);
-    mb_constraints_add_gram(m, d->phiq, NULL, 1, ws->gram);
-    gram = ws->gram;
+    form_gram(m, pt);
+    gram = pt->gram;
   }
   mb_newton_matrix(m, d, d->lambda, 1, gram, d->tangent, d->damp);
   if (mb_factor_compute(d->newton, d->tangent) != 0)
@@ -311,26 +343,19 @@ mb_status sens_dynamic_state(const mb_model* m, mb_data* d, sens_ws* ws, const d
   return MB_OK;
 }
 
-mb_status sens_projected_state(const mb_model* m, mb_data* d, sens_ws* ws, int reuse,
-                               mb_error* err) {
-  const int nq = m->nq;
-  memcpy(d->qd, ws->save, sizeof(double) * nq);
-  memcpy(d->qdd, ws->save + nq, sizeof(double) * nq);
-  mbd_constraints_rows(m, d, ws->phid_q, ws->phidd_q, ws->scatter);
+mb_status sens_projected_state(const mb_model* m, sens_point* pt, int reuse, mb_error* err) {
+  mb_data* d = pt->d;
+  mbd_constraints_rows(m, d, pt->phid_q, pt->phidd_q, pt->scratch);
   if (reuse && d->projection->valid) {
-    ws->pen = d->proj_penalty;
+    pt->pen = d->proj_penalty;
     return MB_OK;
   }
-  memset(ws->gram, 0, sizeof(double) * m->structure->sys->nnz);
-  mb_constraints_add_gram(m, d->phiq, NULL, 1, ws->gram);
-  if (mb_factor_projection(m, d, ws->gram, err) != MB_OK)
+  form_gram(m, pt);
+  if (mb_factor_projection(m, d, pt->gram, err) != MB_OK)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular projection matrix", d->t);
-  ws->pen = d->proj_penalty;
+  pt->pen = d->proj_penalty;
   return MB_OK;
 }
-
-/* ---------------------------------------------------------------------------------------------
-   explicit parameter terms */
 
 void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double* w) {
   const mb_structure* st = m->structure;
@@ -499,9 +524,8 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   mb_forces(m, d, 1);
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
-  memcpy(ws->save, d->qd, sizeof(double) * nq);
-  memcpy(ws->save + nq, d->qdd, sizeof(double) * nq);
-  if ((st = sens_projected_state(m, d, ws, 0, err)) != MB_OK) goto done;
+  ws->pt.d = d;
+  if ((st = sens_projected_state(m, &ws->pt, 0, err)) != MB_OK) goto done;
   sens_hessian(m, d, ws, d->lambda);
   const mb_pattern* sys = m->structure->sys;
   const mb_rows* prows = &m->structure->phiq;
@@ -515,10 +539,11 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     mb_spmv(sys, d->damp, ws->qdr + cq, -1, r);
     sens_hessian_mul(m, ws, ws->qr + cq, -1, r);
     if (sens_active(ws, k, d->t)) constraint_terms(m, d, ws, k, 2, NULL, NULL, g);
-    mb_rows_mul(prows, ws->phidd_q, ws->qr + cq, -1, g);
-    mb_rows_mul(prows, ws->phid_q, ws->qdr + cq, -2, g);
+    mb_rows_mul(prows, ws->pt.phidd_q, ws->qr + cq, -1, g);
+    mb_rows_mul(prows, ws->pt.phid_q, ws->qdr + cq, -2, g);
   }
-  if (p > 0) sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr);
+  if (p > 0)
+    sens_kkt_solve(m, d, SENS_PROJECTION, ws->pt.pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr);
   st = MB_OK;
 
 done:

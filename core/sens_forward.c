@@ -46,10 +46,10 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, i
     }
     mb_mass_mul(m, xr_star + cq, 1, r);
     sens_hessian_mul(m, ws, ws->qr + cq, -1, r);
-    mb_rows_mul(rows, level == 1 ? ws->phid_q : ws->phidd_q, ws->qr + cq, -1, g);
-    if (level == 2) mb_rows_mul(rows, ws->phid_q, ws->qdr + cq, -2, g);
+    mb_rows_mul(rows, level == 1 ? ws->pt.phid_q : ws->pt.phidd_q, ws->qr + cq, -1, g);
+    if (level == 2) mb_rows_mul(rows, ws->pt.phid_q, ws->qdr + cq, -2, g);
   }
-  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pen, p, ws->rhs, ws->g, xr,
+  sens_kkt_solve(m, d, SENS_PROJECTION, ws->pt.pen, p, ws->rhs, ws->g, xr,
                  ws->s + (size_t)(level - 1) * nc * ws->ncol);
 }
 
@@ -60,7 +60,8 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
                                   mb_error* err) {
   const int nq = m->nq, nc = m->ncon, p = ws->p;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  mb_status st = sens_dynamic_state(m, d, ws, NULL, err);
+  ws->pt.d = d;
+  mb_status st = sens_dynamic_state(m, &ws->pt, NULL, err);
   if (st != MB_OK) return st;
 
   /* eq. 23: A q_rho + Phi_q^T lambda_rho = r + M hat_a + C hat_v, Phi_q q_rho = -Phi_rho */
@@ -83,7 +84,8 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
   }
 
   /* projections (eqs. 15-21) */
-  if ((st = sens_projected_state(m, d, ws, 1, err)) != MB_OK) return st;
+  sens_use_projected_rates(m, &ws->pt);
+  if ((st = sens_projected_state(m, &ws->pt, 1, err)) != MB_OK) return st;
   projection_sensitivity(m, d, ws, 1, qdr_star, ws->qdr);
   projection_sensitivity(m, d, ws, 2, qddr_star, ws->qddr);
   return MB_OK;

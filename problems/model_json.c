@@ -878,6 +878,7 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                                      "assembly_tolerance",
                                      "max_assembly",
                                      "linear_solver",
+                                     "threads",
                                      NULL};
   const char* p = "simulation";
   const cJSON* v = get(root, p);
@@ -908,6 +909,7 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
       return fail(c, sub, "must be \"auto\", \"dense\", \"sparse\" or \"klu\" (got \"%.64s\")",
                   solver);
     }
+    TRY(member_int(c, v, p, "threads", &s->threads));
     TRY(member_string(c, v, p, "tangent", 0, &tangent));
     if (tangent) {
       path_key(sub, p, "tangent");
@@ -942,6 +944,10 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
   if (s->projection_iterations < 1) {
     path_key(sub, p, "projection_iterations");
     return fail(c, sub, "must be >= 1 (got %d)", s->projection_iterations);
+  }
+  if (s->threads < 0 || s->threads > 2) {
+    path_key(sub, p, "threads");
+    return fail(c, sub, "must be 0 (chosen), 1 or 2 (got %d)", s->threads);
   }
   if (s->max_assembly < 1) {
     path_key(sub, p, "max_assembly");

@@ -3,7 +3,8 @@
    functional's gradient), with and without checkpointing, on the five-bar benchmark, the spatial
    slider-crank, the B-spline-driven five-bar with 100 parameters, PID-controlled pendulums
    (controller states and gains), a wheel dropping onto a road step (tyre contact), the slider-crank
-   co-design and the first 0.3 s of the flyball governor. */
+   co-design, the first 0.3 s of the flyball governor and the first 0.05 s of the buggy (the sparse
+   path); and the threaded backward sweep against one thread. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,39 @@ static void compare_selected(mbt_tally* t, const char* path) {
   mb_desc_free(&d);
 }
 
+/* The threaded backward sweep (the next step prepared beside the solves of this one) against one
+   thread: the same gradients to the last bit, with and without checkpointing. */
+static void threads_agree(mbt_tally* t, const char* path, double t_end, int checkpoint) {
+  mb_desc d;
+  char what[200];
+  mb_model* m = mbt_load(path, &d);
+  if (!m) {
+    t->failed++;
+    return;
+  }
+  if (t_end > 0) m->opt.t_end = t_end;
+  const int nf = m->nfunctional, p = d.nparam;
+  double* psi = calloc(nf, sizeof(double));
+  double* grad[2] = {calloc((size_t)nf * p, sizeof(double)),
+                     calloc((size_t)nf * p, sizeof(double))};
+  mb_data* data = mb_data_create(m);
+  mb_status st = MB_OK;
+  mb_error err;
+  for (int k = 0; k < 2 && st == MB_OK; k++) {
+    m->opt.threads = k + 1;
+    st = mbd_adjoint(&d, m, data, checkpoint, psi, grad[k], NULL, &err);
+  }
+  if (st != MB_OK) printf("     %s\n", err.message);
+  const int same = st == MB_OK && memcmp(grad[0], grad[1], sizeof(double) * nf * p) == 0;
+  snprintf(what, sizeof what, "%s (checkpoint %d): adjoint on two threads = on one, bitwise",
+           strrchr(path, '/') + 1, checkpoint);
+  mbt_check(t, same, what, same ? 0 : 1, 0);
+  mb_data_free(data);
+  free(psi), free(grad[0]), free(grad[1]);
+  mb_model_free(m);
+  mb_desc_free(&d);
+}
+
 int main(void) {
   mbt_tally t = {0};
   compare_selected(&t, "problems/slider_crank.json");
@@ -120,5 +154,10 @@ int main(void) {
   compare(&t, "problems/control/pendulum_pid.json", 300, 0);
   compare(&t, "problems/control/slider_crank_codesign.json", 0, 0);
   compare(&t, "problems/control/governor_design.json", 0, 0.3);
+  compare(&t, "problems/vehicle/step_descent.json", 0, 0.05);
+  compare(&t, "problems/vehicle/step_descent.json", 7, 0.05);
+  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 0);
+  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 7);
+  threads_agree(&t, "problems/fivebar.json", 0.5, 0);
   return mbt_finish(&t);
 }

@@ -266,6 +266,8 @@ typedef struct mb_settings {
   double tol_assembly;       /* initial assembly residual */
   int max_assembly;          /* initial assembly iterations */
   int linear_solver;         /* mb_linear_solver */
+  int threads; /* of the adjoint's backward sweep: 0 chooses (2 on the sparse path with two
+                  processors online, else 1), 1 or 2 */
 } mb_settings;
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
