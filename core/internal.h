@@ -39,6 +39,11 @@ void mb_lvec_rate(const mb_model* m, int lv, const double* qd, double* vd);
 /* g (nq) += s J^T w, with w a dim-vector. */
 void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, double* g);
 
+/* rows[r] += s J^T w[r] for r < nrow, into compressed rows: term t of lv adds its block at
+   rows[r] + off[t] (mb_structure.con_toff). */
+void mb_lvec_add_jtw_rows(const mb_model* m, int lv, double s, int nrow, const double (*w)[3],
+                          double* const* rows, const int* off);
+
 /* A += s J_a^T G J_b, with A the values of an nq x nq matrix on the system pattern
    (m->structure->sys) and G a dim x dim block in a 3 x 3 row-major slot. */
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A);
@@ -233,10 +238,8 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
 
 /* Phi and Phi_q into d, with the rows d(dPhi/dt)/dq at fixed qd into phid_q and d(d2Phi/dt2)/dq
    at fixed qd, qdd into phidd_q (values on the pattern of Phi_q) of all constraints at the state
-   of d, from the cache of their linear vectors (scratch: nq doubles, zero between uses, like
-   d->scatter). */
-void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
-                          double* scratch);
+   of d, from the cache of their linear vectors. */
+void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q);
 
 /* Explicit derivatives of Phi, dPhi/dt and d2Phi/dt2 of expression i with respect to the
    parameter of tangent model dm, into out[0..2]. */

@@ -39,6 +39,14 @@ void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, doubl
     add_wtw(m->dim, m->term_W + 9 * k, s, w, g + m->term_qadr[k]);
 }
 
+void mb_lvec_add_jtw_rows(const mb_model* m, int lv, double s, int nrow, const double (*w)[3],
+                          double* const* rows, const int* off) {
+  const int k0 = m->lvec_termadr[lv];
+  for (int t = 0; t < m->lvec_termnum[lv]; t++)
+    for (int r = 0; r < nrow; r++)
+      add_wtw(m->dim, m->term_W + 9 * (k0 + t), s, w[r], rows[r] + off[t]);
+}
+
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A) {
   const int dim = m->dim;
   const mb_pattern* sys = m->structure->sys;

@@ -22,7 +22,6 @@ typedef struct sens_point {
   double* gram;    /* (nnz) Phi_q^T S Phi_q of the projected state whose projection matrix was
                       factorised here, for the Newton matrix at the same positions */
   double* save;    /* (2 nq) the projected rates while the dynamic state is in d */
-  double* scratch; /* (nq) zero between uses */
   double pen;      /* penalty of the factorised projection */
   double* buffer;
 } sens_point;

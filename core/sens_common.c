@@ -174,10 +174,10 @@ int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d) {
   const size_t nq = m->nq, nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
   memset(pt, 0, sizeof *pt);
   pt->d = d;
-  pt->buffer = calloc(2 * nphiq + nnz + 3 * nq + 1, sizeof(double));
+  pt->buffer = calloc(2 * nphiq + nnz + 2 * nq + 1, sizeof(double));
   if (!pt->buffer) return -1;
   pt->phid_q = pt->buffer, pt->phidd_q = pt->phid_q + nphiq;
-  pt->gram = pt->phidd_q + nphiq, pt->save = pt->gram + nnz, pt->scratch = pt->save + 2 * nq;
+  pt->gram = pt->phidd_q + nphiq, pt->save = pt->gram + nnz;
   return 0;
 }
 
@@ -345,7 +345,7 @@ mb_status sens_dynamic_state(const mb_model* m, sens_point* pt, const double* gr
 
 mb_status sens_projected_state(const mb_model* m, sens_point* pt, int reuse, mb_error* err) {
   mb_data* d = pt->d;
-  mbd_constraints_rows(m, d, pt->phid_q, pt->phidd_q, pt->scratch);
+  mbd_constraints_rows(m, d, pt->phid_q, pt->phidd_q);
   if (reuse && d->projection->valid) {
     pt->pen = d->proj_penalty;
     return MB_OK;

@@ -176,24 +176,38 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
   expr_rows(m, x.kind, x.lv, X, e, phiq, phid_q, phidd_q);
 }
 
-void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q,
-                          double* scratch) {
+void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q) {
   const mb_structure* st = m->structure;
-  const mb_rows* rows = &st->phiq;
+  const int* rowptr = st->phiq.rowptr;
   mb_constraints_cache(m, d, 2);
   for (int i = 0; i < m->ncon; i++) {
+    const int kind = m->con_kind[i];
+    const int* lv = m->con_lvec + 4 * i;
     const double* X[4];
     double e[3];
-    for (int j = 0; j < mb_con_nlvec(m->con_kind[i]); j++)
+    for (int j = 0; j < mb_con_nlvec(kind); j++)
       X[j] = d->lvcache + MB_LVCACHE * st->con_slot[4 * i + j];
     mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
-    d->phi[i] = expr_value(m->con_kind[i], X, e);
-    /* Phi_q, then the two rate rows, each gathered through the zero scatter row */
-    expr_rows(m, m->con_kind[i], m->con_lvec + 4 * i, X, e, d->scatter, NULL, NULL);
-    mb_rows_gather(rows, i, d->phiq, d->scatter);
-    expr_rows(m, m->con_kind[i], m->con_lvec + 4 * i, X, e, NULL, d->scatter, scratch);
-    mb_rows_gather(rows, i, phid_q, d->scatter);
-    mb_rows_gather(rows, i, phidd_q, scratch);
+    d->phi[i] = expr_value(kind, X, e);
+    /* the three rows at once, straight into their places (see expr_rows) */
+    double* const rows[3] = {d->phiq + rowptr[i], phid_q + rowptr[i], phidd_q + rowptr[i]};
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < rowptr[i + 1] - rowptr[i]; k++) rows[r][k] = 0;
+    const expr_coef k = coefficients(kind, e);
+    for (int j = 0; j < k.nterm; j++) {
+      const double *A = X[2 * j], *B = X[2 * j + 1], *c = k.c[j];
+      const double s[3][3] = {{c[0], 0, 0}, {c[1], c[0], 0}, {c[2], 2 * c[1], c[0]}};
+      double wa[3][3], wb[3][3];
+      for (int r = 0; r < 3; r++)
+        for (int l = 0; l < 3; l++) {
+          wa[r][l] = s[r][0] * B[l] + s[r][1] * B[3 + l] + s[r][2] * B[6 + l];
+          wb[r][l] = s[r][0] * A[l] + s[r][1] * A[3 + l] + s[r][2] * A[6 + l];
+        }
+      const int* toff = st->con_toff + st->con_toff_adr[4 * i + 2 * j];
+      mb_lvec_add_jtw_rows(m, lv[2 * j], 1, 3, wa, rows, toff);
+      toff = st->con_toff + st->con_toff_adr[4 * i + 2 * j + 1];
+      mb_lvec_add_jtw_rows(m, lv[2 * j + 1], 1, 3, wb, rows, toff);
+    }
   }
 }
 

@@ -227,10 +227,10 @@ static int collect_pairs(builder* b, const mb_data* probe, mb_pairs* pairs) {
 /* sizes of the maps: entries of Phi_q, of the Gram map and of the Hessian lists (an upper
    bound: repeated entries are merged later), blocks and block pairs of the force elements */
 static void map_sizes(builder* b, size_t* nphiq, size_t* ngram, size_t* nhess, size_t* nfblock,
-                      size_t* nfpair) {
+                      size_t* nfpair, size_t* nterm) {
   const mb_model* m = b->m;
   const size_t dim = (size_t)m->dim;
-  *nphiq = *ngram = *nhess = *nfblock = *nfpair = 0;
+  *nphiq = *ngram = *nhess = *nfblock = *nfpair = *nterm = 0;
   for (int i = 0; i < m->nforce; i++) {
     const size_t nb = (size_t)force_blocks(m, i, b->list);
     *nfblock += nb, *nfpair += nb * nb;
@@ -243,6 +243,7 @@ static void map_sizes(builder* b, size_t* nphiq, size_t* ngram, size_t* nhess, s
     for (int j = 0; j < constraint_pairs(m, i); j++)
       *nhess += 2 * dim * dim * (size_t)m->lvec_termnum[lv[2 * j]] *
                 (size_t)m->lvec_termnum[lv[2 * j + 1]];
+    for (int j = 0; j < mb_con_nlvec(m->con_kind[i]); j++) *nterm += (size_t)m->lvec_termnum[lv[j]];
   }
 }
 
@@ -259,6 +260,26 @@ static void phiq_rows(builder* b) {
       for (int c = 0; c < m->dim; c++) r->col[e++] = b->list[k] * m->dim + c;
   }
   r->rowptr[m->ncon] = r->nnz = e;
+}
+
+/* where the terms of each constraint's linear vectors put their blocks in its row of Phi_q */
+static void term_offsets(builder* b) {
+  const mb_model* m = b->m;
+  mb_structure* s = b->s;
+  const mb_rows* r = &s->phiq;
+  int t = 0;
+  for (int i = 0; i < m->ncon; i++)
+    for (int j = 0; j < 4; j++) {
+      s->con_toff_adr[4 * i + j] = t;
+      if (j >= mb_con_nlvec(m->con_kind[i])) continue;
+      const int lv = m->con_lvec[4 * i + j];
+      for (int k = m->lvec_termadr[lv]; k < m->lvec_termadr[lv] + m->lvec_termnum[lv]; k++) {
+        int e = r->rowptr[i];
+        while (r->col[e] != m->term_qadr[k]) e++;
+        s->con_toff[t++] = e - r->rowptr[i];
+      }
+    }
+  s->con_toff_adr[4 * m->ncon] = t;
 }
 
 /* the cache of the constraints' linear vectors: their slots, and the list in slot order; slot
@@ -461,8 +482,8 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
     goto done;
 
   /* the maps, in one allocation */
-  size_t nphiq, ngram, nhess, nfblock, nfpair;
-  map_sizes(&b, &nphiq, &ngram, &nhess, &nfblock, &nfpair);
+  size_t nphiq, ngram, nhess, nfblock, nfpair, nterm;
+  map_sizes(&b, &nphiq, &ngram, &nhess, &nfblock, &nfpair, &nterm);
   if (b.too_many) {
     st = mb_error_set(err, MB_ERR_MODEL, "forces[%d] (%s): acts on more than %d coordinate blocks",
                       b.too_many - 1, m->force_name + MB_NAME_LEN * (b.too_many - 1),
@@ -471,7 +492,7 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
   }
   const size_t ncon = (size_t)m->ncon, nforce = (size_t)m->nforce;
   const size_t ints = (ncon + 1) + nphiq + (ncon + 1) + ngram + (2 * ncon + 1) + 4 * nhess +
-                      2 * (nforce + 1) + nfblock + 2 * nfpair + 8 * ncon;
+                      2 * (nforce + 1) + nfblock + 2 * nfpair + 8 * ncon + (4 * ncon + 1) + nterm;
   const size_t doubles = nhess + (size_t)s->sys->nnz;
   s->buffer = calloc(1, sizeof(double) * (doubles + 1) + sizeof(int) * (ints + 1));
   if (!s->buffer) goto done;
@@ -493,8 +514,11 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
   s->force_entry = a, a += nfpair;
   s->force_stride = a, a += nfpair;
   s->cache_lvec = a, a += 4 * ncon;
-  s->con_slot = a;
+  s->con_slot = a, a += 4 * ncon;
+  s->con_toff_adr = a, a += 4 * ncon + 1;
+  s->con_toff = a;
   phiq_rows(&b);
+  term_offsets(&b);
   force_maps(&b);
   int* slot_of = malloc(sizeof(int) * ((size_t)m->nlvec + 1));
   if (!slot_of) goto done;

@@ -40,6 +40,9 @@ typedef struct mb_structure {
   int ncache;
   int* cache_lvec;      /* (ncache) */
   int* con_slot;        /* (ncon x 4) the cache slot of each linear vector of a constraint */
+  int* con_toff_adr;    /* (4 ncon + 1) first of the offsets of linear vector j of constraint i,
+                           at 4 i + j */
+  int* con_toff;        /* the offset in the constraint's row of Phi_q of each of its terms */
   double* mass;         /* (sys->nnz) M on the system pattern */
   double mass_diag_max; /* largest diagonal entry of M */
   int dense;            /* 1 when the factorisations are dense */
