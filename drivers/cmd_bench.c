@@ -24,9 +24,10 @@ static void bench_help(FILE* out) {
           "  --no-fd       do not time central differences\n"
           "  --step H      integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S auto, dense, sparse or klu: how the Newton and projection\n"
-          "                    matrices are factorised (default: the spec's\n"
-          "                    simulation.linear_solver, else auto)\n"
+          "  --linear-solver S\n"
+          "                auto, dense, sparse or klu: how the Newton and projection\n"
+          "                matrices are factorised (default: the spec's\n"
+          "                simulation.linear_solver, else auto)\n"
           "  --json        print the results as one JSON object\n"
           "  -h, --help    show this help\n");
 }

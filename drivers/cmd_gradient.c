@@ -23,9 +23,10 @@ static void gradient_help(FILE* out) {
           "                   in between (less memory, about one more simulation)\n"
           "  --step H         integration step in s (default: the spec's simulation.step)\n"
           "  --t-end T        final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S auto, dense, sparse or klu: how the Newton and projection\n"
-          "                    matrices are factorised (default: the spec's\n"
-          "                    simulation.linear_solver, else auto)\n"
+          "  --linear-solver S\n"
+          "                   auto, dense, sparse or klu: how the Newton and projection\n"
+          "                   matrices are factorised (default: the spec's\n"
+          "                   simulation.linear_solver, else auto)\n"
           "  --json           print one JSON object: parameters, functionals with value and\n"
           "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
           "  -h, --help       show this help\n");
