@@ -250,9 +250,10 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   memset(d->psi, 0, sizeof(double) * m->nfunctional);
   mb_status st = mb_assemble(m, d, err);
   if (st != MB_OK) return st;
+  d->report.assembled = 1;
   const double h = m->opt.step;
   const long nstep = lround(m->opt.t_end / h);
-  mb_sensors(m, d);
+  (obs ? mb_sensors : mb_sensors_needed)(m, d);
   energy_balance(m, d, 1);
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
@@ -262,10 +263,11 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   for (long n = 1; n <= nstep; n++) {
     st = mb_step(m, d, err);
     if (st != MB_OK) return st;
-    mb_sensors(m, d);
+    const int output = obs && (d->t >= next_output - 1e-9 * h || n == nstep);
+    (output ? mb_sensors : mb_sensors_needed)(m, d);
     energy_balance(m, d, 0);
     mb_functionals_accumulate(m, d, n, nstep, d->psi);
-    if (obs && (d->t >= next_output - 1e-9 * h || n == nstep)) {
+    if (output) {
       next_output += interval;
       if (obs(m, d, user)) break;
     }

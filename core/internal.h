@@ -72,6 +72,10 @@ mb_model* mb_model_zero_clone(const mb_model* m);
 mb_model* mbd_function_tangent(const mb_desc* d, const mb_model* m, const mb_model* zero,
                                int param);
 
+/* The sensors giving angles into d->out, unwrapped against their last values: the branch the
+   output partials follow (sensors.c). */
+void mb_sensors_angles(const mb_model* m, mb_data* d);
+
 /* constraints (constraints.c) */
 
 /* Target e(t) = value + f(t) of a constraint with its two time derivatives into e[0..2]. */

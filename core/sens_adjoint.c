@@ -211,6 +211,8 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
   const double d1 = 1 / (beta * h * h), d2 = 1 / (beta * h), d3 = 1 / (2 * beta) - 1;
   double *qd_star_bar = a->hv, *qdd_star_bar = a->ha;
   mb_data* d = pt->d;
+  /* the angles on their branch at step n: unwrapped backward from the final ones, step by step */
+  mb_sensors_angles(m, d);
   if (n == nstep) objective_terms(m, d, ws, a, 1, 1, grad);
   objective_terms(m, d, ws, a, 0, n == nstep ? 0.5 * h : h, grad);
 
@@ -288,6 +290,13 @@ static void* worker(void* arg) {
   return NULL;
 }
 
+/* the outputs and the unwrapping state of the sensors, from one point's data to the other's */
+static void copy_sensor_state(const mb_model* m, const mb_data* from, mb_data* to) {
+  memcpy(to->out, from->out, sizeof(double) * (size_t)m->nout);
+  memcpy(to->unwrap, from->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
+  to->have_unwrap = from->have_unwrap;
+}
+
 /* The backward sweep of steps s1 down to s0 + 1 (their records in the tape); threaded when
    pt[1] is given. */
 static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, sens_point* pt0,
@@ -324,10 +333,7 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
     }
     /* the sensors unwrap their angles against the last step evaluated, in the other slot */
     mb_data* d = sw.pt[k]->d;
-    if (last && last != d) {
-      memcpy(d->unwrap, last->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
-      d->have_unwrap = last->have_unwrap;
-    }
+    if (last && last != d) copy_sensor_state(m, last, d);
     backward_step(m, sw.pt[k], ws, a, n, nstep, grad);
     last = d;
     if (threaded) {
@@ -345,10 +351,7 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
     pthread_join(thread, NULL);
   }
   /* the caller's state continues from the last step swept */
-  if (last && last != pt0->d) {
-    memcpy(pt0->d->unwrap, last->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
-    pt0->d->have_unwrap = last->have_unwrap;
-  }
+  if (last && last != pt0->d) copy_sensor_state(m, last, pt0->d);
   pthread_mutex_destroy(&sw.mu);
   pthread_cond_destroy(&sw.cv);
   return st;
@@ -409,13 +412,13 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   save_mark(m, d, &tp, 0);
   if (full) record_step(m, d, &tp, 0);
-  mb_sensors(m, d);
+  mb_sensors_needed(m, d);
   mb_functionals_accumulate(m, d, 0, nstep, psi);
   for (long n = 1; n <= nstep; n++) {
     if ((st = mb_step(m, d, err)) != MB_OK) goto done;
     if (full) record_step(m, d, &tp, n);
     if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
-    mb_sensors(m, d);
+    mb_sensors_needed(m, d);
     mb_functionals_accumulate(m, d, n, nstep, psi);
   }
 

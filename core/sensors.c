@@ -78,11 +78,18 @@ static void body_axes_angular_velocity(const mb_model* m, const mb_data* d, int 
   }
 }
 
+/* 1 when sensor i gives angles, which unwrap against the previous step */
+static int is_angle(const mb_model* m, int i) {
+  return m->sensor_type[i] == MB_SENSOR_BODY_ANGLES ||
+         (m->sensor_type[i] == MB_SENSOR_JOINT_COORDINATE &&
+          m->sensor_ref[2 * i + 1] == MB_COORD_ANGLE);
+}
+
 int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle) {
   const int* ref = m->sensor_ref + 2 * i;
   int nv = 1;
   v[0] = v[1] = v[2] = 0;
-  *angle = 0;
+  *angle = is_angle(m, i);
   switch ((mb_sensor_type)m->sensor_type[i]) {
     case MB_SENSOR_POINT_POSITION:
       mb_lvec_eval(m, m->marker_point[ref[0]], d->q, v), nv = m->dim;
@@ -106,16 +113,12 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
     case MB_SENSOR_BODY_ANGLES:
       body_angles(m, d, ref[0], v);
       nv = m->dim == 2 ? 1 : 3;
-      *angle = 1;
       break;
     case MB_SENSOR_JOINT_COORDINATE:
     case MB_SENSOR_JOINT_RATE: {
       double value, rate;
       joint_value(m, d, ref[0], ref[1], &value, &rate);
-      if (m->sensor_type[i] == MB_SENSOR_JOINT_RATE)
-        v[0] = rate;
-      else
-        v[0] = value, *angle = ref[1] == MB_COORD_ANGLE;
+      v[0] = m->sensor_type[i] == MB_SENSOR_JOINT_RATE ? rate : value;
       break;
     }
     case MB_SENSOR_SPRING_LENGTH:
@@ -149,19 +152,43 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
   return nv;
 }
 
+/* sensor i's outputs into d->out, its angles unwrapped */
+static void record(const mb_model* m, mb_data* d, int i) {
+  const int comp = m->sensor_component[i];
+  double v[3];
+  int angle;
+  const int nv = mb_sensor_eval(m, d, i, v, &angle);
+  if (angle)
+    for (int k = 0; k < nv; k++) v[k] = unwrap(d, 3 * i + k, v[k]);
+  double* out = d->out + m->sensor_outadr[i];
+  if (comp >= 0)
+    out[0] = v[comp];
+  else
+    for (int k = 0; k < nv; k++) out[k] = v[k];
+}
+
 void mb_sensors(const mb_model* m, mb_data* d) {
-  for (int i = 0; i < m->nsensor; i++) {
-    const int comp = m->sensor_component[i];
-    double v[3];
-    int angle;
-    const int nv = mb_sensor_eval(m, d, i, v, &angle);
-    if (angle)
-      for (int k = 0; k < nv; k++) v[k] = unwrap(d, 3 * i + k, v[k]);
-    double* out = d->out + m->sensor_outadr[i];
-    if (comp >= 0)
-      out[0] = v[comp];
-    else
-      for (int k = 0; k < nv; k++) out[k] = v[k];
+  for (int i = 0; i < m->nsensor; i++) record(m, d, i);
+  d->have_unwrap = 1;
+}
+
+/* 1 when a functional reads one of sensor i's columns */
+static int in_functional(const mb_model* m, int i) {
+  for (int j = 0; j < m->nfterm; j++) {
+    const int col = m->fterm_column[j] - m->sensor_outadr[i];
+    if (col >= 0 && col < m->sensor_outnum[i]) return 1;
   }
+  return 0;
+}
+
+void mb_sensors_angles(const mb_model* m, mb_data* d) {
+  for (int i = 0; i < m->nsensor; i++)
+    if (is_angle(m, i)) record(m, d, i);
+  d->have_unwrap = 1;
+}
+
+void mb_sensors_needed(const mb_model* m, mb_data* d) {
+  for (int i = 0; i < m->nsensor; i++)
+    if (is_angle(m, i) || in_functional(m, i)) record(m, d, i);
   d->have_unwrap = 1;
 }

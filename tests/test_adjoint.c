@@ -4,7 +4,8 @@
    slider-crank, the B-spline-driven five-bar with 100 parameters, PID-controlled pendulums
    (controller states and gains), a wheel dropping onto a road step (tyre contact), the slider-crank
    co-design, the first 0.3 s of the flyball governor and the first 0.05 s of the buggy (the sparse
-   path); and the threaded backward sweep against one thread. */
+   path), a rotor whose integrated angle turns several times; and the threaded backward sweep
+   against one thread. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,5 +160,9 @@ int main(void) {
   threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 0);
   threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 7);
   threads_agree(&t, "problems/fivebar.json", 0.5, 0);
+  /* an integral of an angle that turns four times: its branch unwrapped backward as forward */
+  compare(&t, "tests/models/ok/spinning_rotor.json", 0, 0);
+  compare(&t, "tests/models/ok/spinning_rotor.json", 91, 0);
+  threads_agree(&t, "tests/models/ok/spinning_rotor.json", 0, 0);
   return mbt_finish(&t);
 }

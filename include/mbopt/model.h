@@ -175,6 +175,7 @@ typedef struct mb_model {
 
 /* Statistics of a run, reported after simulation. */
 typedef struct mb_report {
+  int assembled; /* the initial assembly succeeded */
   int steps;
   long newton_iterations;
   int max_newton_per_step;
