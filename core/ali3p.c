@@ -253,7 +253,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   d->report.assembled = 1;
   const double h = m->opt.step;
   const long nstep = lround(m->opt.t_end / h);
-  (obs ? mb_sensors : mb_sensors_needed)(m, d);
+  (obs ? mb_sensors : mb_sensors_angles)(m, d);
   energy_balance(m, d, 1);
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
@@ -264,7 +264,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
     st = mb_step(m, d, err);
     if (st != MB_OK) return st;
     const int output = obs && (d->t >= next_output - 1e-9 * h || n == nstep);
-    (output ? mb_sensors : mb_sensors_needed)(m, d);
+    (output ? mb_sensors : mb_sensors_angles)(m, d);
     energy_balance(m, d, 0);
     mb_functionals_accumulate(m, d, n, nstep, d->psi);
     if (output) {

@@ -412,13 +412,13 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   save_mark(m, d, &tp, 0);
   if (full) record_step(m, d, &tp, 0);
-  mb_sensors_needed(m, d);
+  mb_sensors_angles(m, d);
   mb_functionals_accumulate(m, d, 0, nstep, psi);
   for (long n = 1; n <= nstep; n++) {
     if ((st = mb_step(m, d, err)) != MB_OK) goto done;
     if (full) record_step(m, d, &tp, n);
     if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
-    mb_sensors_needed(m, d);
+    mb_sensors_angles(m, d);
     mb_functionals_accumulate(m, d, n, nstep, psi);
   }
 

@@ -136,14 +136,14 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
   if (st != MB_OK) goto done;
   const double h = m->opt.step;
   const long nstep = lround(m->opt.t_end / h);
-  mb_sensors_needed(m, d);
+  mb_sensors_angles(m, d);
   accumulate(m, d, ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
   for (long n = 1; n <= nstep; n++) {
     if (p > 0) sensitivity_history(m, ws, hat_v, hat_a);
     if ((st = mb_step(m, d, err)) != MB_OK) goto done;
     if (p > 0 && (st = step_sensitivity(m, d, ws, hat_v, hat_a, qdr_star, qddr_star, err)) != MB_OK)
       goto done;
-    mb_sensors_needed(m, d);
+    mb_sensors_angles(m, d);
     accumulate(m, d, ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
   }
   accumulate(m, d, ws, 1, 1, psi, grad);

@@ -172,23 +172,8 @@ void mb_sensors(const mb_model* m, mb_data* d) {
   d->have_unwrap = 1;
 }
 
-/* 1 when a functional reads one of sensor i's columns */
-static int in_functional(const mb_model* m, int i) {
-  for (int j = 0; j < m->nfterm; j++) {
-    const int col = m->fterm_column[j] - m->sensor_outadr[i];
-    if (col >= 0 && col < m->sensor_outnum[i]) return 1;
-  }
-  return 0;
-}
-
 void mb_sensors_angles(const mb_model* m, mb_data* d) {
   for (int i = 0; i < m->nsensor; i++)
     if (is_angle(m, i)) record(m, d, i);
-  d->have_unwrap = 1;
-}
-
-void mb_sensors_needed(const mb_model* m, mb_data* d) {
-  for (int i = 0; i < m->nsensor; i++)
-    if (is_angle(m, i) || in_functional(m, i)) record(m, d, i);
   d->have_unwrap = 1;
 }

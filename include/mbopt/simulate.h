@@ -19,15 +19,12 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err);
 
 /* Assembles, then integrates from 0 to m->opt.t_end, calling obs (may be NULL) at t = 0 and every
    output interval with every output in d->out; between those calls, and without obs, it
-   evaluates only the outputs the functionals read and the angles (which unwrap step by step).
+   evaluates only the angles (which unwrap step by step); the functionals evaluate their own.
    Statistics accumulate in d->report. */
 mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err);
 
 /* Evaluates every sensor at the current state into d->out. */
 void mb_sensors(const mb_model* m, mb_data* d);
-
-/* The same for the sensors whose outputs a functional reads, and those giving angles. */
-void mb_sensors_needed(const mb_model* m, mb_data* d);
 
 /* Kinetic, gravitational and elastic energy of the current state, J (pointers may be NULL). */
 void mb_energy(const mb_model* m, const mb_data* d, double* kinetic, double* gravity,
