@@ -225,6 +225,7 @@ double mb_nonconservative_power(const mb_model* m, mb_data* d) {
     switch ((mb_force_type)m->force_type[i]) {
       case MB_FORCE_SPRING: {
         /* dampers and constant actuator forces; the elastic part is stored energy */
+        if (m->force_c[i] == 0 && m->force_f0[i] == 0) break;
         spring_state s;
         spring_eval(m, i, d->q, d->qd, &s);
         power -= (m->force_c[i] * s.rate + m->force_f0[i]) * s.rate;

@@ -295,9 +295,10 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       for (int i = 0; i < nc; i++) {
         const double v = mb_rows_dot(rows, i, d->phiq, xk, -gk[i]);
         sk[i] += pen * m->con_scale[i] * v;
-        worst = fmax(worst, fabs(v));
+        if (fabs(v) > worst) worst = fabs(v); /* as fmax, without its call */
       }
-      scale = fmax(scale, mbu_norm_inf(nq, xk));
+      const double norm = mbu_norm_inf(nq, xk);
+      if (norm > scale) scale = norm;
     }
     if (worst <= 1e-13 * scale || worst < 1e-300) break;
   }
