@@ -80,11 +80,68 @@ static int lu_factor(void* numeric, const double* A) {
   return 0;
 }
 
+/* several right-hand sides at once (up to MULTI), the columns innermost: the short loops of a
+   small model do all the columns' work per pass; each column sees the operations of its own
+   solve */
+#define MULTI 8
+
+/* rows k and p of the columns */
+static void swap_rows(int n, int nrhs, double* B, int k, int p) {
+  for (int c = 0; c < nrhs; c++) {
+    double* x = B + (size_t)c * n;
+    const double t = x[k];
+    x[k] = x[p], x[p] = t;
+  }
+}
+
+static void lu_solve_multi(const dense* f, int transpose, int nrhs, double* B) {
+  const int n = f->n;
+  const double* a = f->a;
+  double xk[MULTI];
+  if (!transpose) {
+    for (int k = 0; k < n; k++)
+      if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
+    for (int k = 0; k < n; k++) {
+      const double* ck = a + (size_t)k * n;
+      for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
+      for (int i = k + 1; i < n; i++)
+        for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
+    }
+    for (int k = n - 1; k >= 0; k--) {
+      const double* ck = a + (size_t)k * n;
+      for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k] *= f->rdiag[k];
+      for (int i = 0; i < k; i++)
+        for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
+    }
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    const double* ck = a + (size_t)k * n;
+    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
+    for (int i = 0; i < k; i++)
+      for (int c = 0; c < nrhs; c++) xk[c] -= ck[i] * B[(size_t)c * n + i];
+    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c] * f->rdiag[k];
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    const double* ck = a + (size_t)k * n;
+    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
+    for (int i = k + 1; i < n; i++)
+      for (int c = 0; c < nrhs; c++) xk[c] -= ck[i] * B[(size_t)c * n + i];
+    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c];
+  }
+  for (int k = n - 1; k >= 0; k--)
+    if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
+}
+
 /* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
 static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
   const dense* f = numeric;
   const int n = f->n;
   const double* a = f->a;
+  for (; nrhs > 1; nrhs -= MULTI, B += (size_t)MULTI * n) {
+    lu_solve_multi(f, transpose, nrhs < MULTI ? nrhs : MULTI, B);
+    if (nrhs <= MULTI) return;
+  }
   for (int c = 0; c < nrhs; c++) {
     double* x = B + (size_t)c * n;
     if (!transpose) {
@@ -147,11 +204,38 @@ static int cholesky_factor(void* numeric, const double* A) {
   return 0;
 }
 
+static void cholesky_solve_multi(const dense* f, int nrhs, double* B) {
+  const int n = f->n;
+  const double* a = f->a;
+  double xk[MULTI];
+  for (int k = 0; k < n; k++) {
+    const double* ck = a + (size_t)k * n;
+    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k] *= f->rdiag[k];
+    for (int i = k + 1; i < n; i++) {
+      const double aik = ck[i];
+      for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= aik * xk[c];
+    }
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    const double* ck = a + (size_t)k * n;
+    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
+    for (int i = k + 1; i < n; i++) {
+      const double aik = ck[i];
+      for (int c = 0; c < nrhs; c++) xk[c] -= aik * B[(size_t)c * n + i];
+    }
+    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c] * f->rdiag[k];
+  }
+}
+
 static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
   (void)transpose; /* symmetric */
   const dense* f = numeric;
   const int n = f->n;
   const double* a = f->a;
+  for (; nrhs > 1; nrhs -= MULTI, B += (size_t)MULTI * n) {
+    cholesky_solve_multi(f, nrhs < MULTI ? nrhs : MULTI, B);
+    if (nrhs <= MULTI) return;
+  }
   for (int c = 0; c < nrhs; c++) {
     double* x = B + (size_t)c * n;
     for (int k = 0; k < n; k++) {
