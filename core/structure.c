@@ -13,11 +13,19 @@
 /* ---------------------------------------------------------------------------------------------
    mass blocks */
 
-void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
-  const int dim = m->dim;
+/* y += s M x over the mass blocks, for a constant dim */
+static inline void mass_mul(const int dim, const mb_model* m, const double* x, double s,
+                            double* y) {
+  const int* blk = m->mass_block;
   for (int k = 0; k < m->nmass; k++)
-    mbu_add_wx(dim, m->mass + 9 * k, x + m->mass_block[2 * k + 1] * dim, s,
-               y + m->mass_block[2 * k] * dim);
+    mbu_add_wx(dim, m->mass + 9 * k, x + blk[2 * k + 1] * dim, s, y + blk[2 * k] * dim);
+}
+
+void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
+  if (m->dim == 3)
+    mass_mul(3, m, x, s, y);
+  else
+    mass_mul(2, m, x, s, y);
 }
 
 double mb_mass_form(const mb_model* m, const double* x, const double* y) {
