@@ -1,5 +1,5 @@
-# Finds NLopt, CBLAS (OpenBLAS), LAPACKE, SuiteSparse (AMD, KLU, LDL), cJSON and POSIX threads, and
-# gathers them in the target mbopt::deps.
+# Finds NLopt, CBLAS and LAPACK (OpenBLAS), SuiteSparse (AMD, KLU, LDL), cJSON and POSIX threads,
+# and gathers them in the target mbopt::deps.
 # A missing dependency stops the configuration with the Debian package to install
 # (scripts/install-deps.sh installs them all).
 
@@ -24,8 +24,9 @@ mbopt_require_header(nlopt.h libnlopt-dev MBOPT_NLOPT_INCLUDE)
 mbopt_require_library(nlopt libnlopt-dev MBOPT_NLOPT_LIB)
 mbopt_require_header(cblas.h libopenblas-dev MBOPT_CBLAS_INCLUDE)
 mbopt_require_library(openblas libopenblas-dev MBOPT_OPENBLAS_LIB)
-mbopt_require_header(lapacke.h liblapacke-dev MBOPT_LAPACKE_INCLUDE)
-mbopt_require_library(lapacke liblapacke-dev MBOPT_LAPACKE_LIB)
+# LAPACK's Fortran routines come from OpenBLAS; liblapacke-dev gives their declarations
+# (lapack.h). Linking LAPACKE itself would load a second LAPACK at every start.
+mbopt_require_header(lapack.h liblapacke-dev MBOPT_LAPACK_INCLUDE)
 mbopt_require_header(klu.h libsuitesparse-dev MBOPT_SUITESPARSE_INCLUDE)
 mbopt_require_library(klu libsuitesparse-dev MBOPT_KLU_LIB)
 mbopt_require_library(ldl libsuitesparse-dev MBOPT_LDL_LIB)
@@ -39,9 +40,9 @@ find_package(Threads REQUIRED)
 add_library(mbopt_deps INTERFACE)
 add_library(mbopt::deps ALIAS mbopt_deps)
 target_include_directories(mbopt_deps INTERFACE
-  ${MBOPT_NLOPT_INCLUDE} ${MBOPT_CBLAS_INCLUDE} ${MBOPT_LAPACKE_INCLUDE} ${MBOPT_SUITESPARSE_INCLUDE}
+  ${MBOPT_NLOPT_INCLUDE} ${MBOPT_CBLAS_INCLUDE} ${MBOPT_LAPACK_INCLUDE} ${MBOPT_SUITESPARSE_INCLUDE}
   ${MBOPT_CJSON_INCLUDE})
 target_link_libraries(mbopt_deps INTERFACE
   ${MBOPT_NLOPT_LIB} ${MBOPT_KLU_LIB} ${MBOPT_LDL_LIB} ${MBOPT_AMD_LIB}
-  ${MBOPT_LAPACKE_LIB} ${MBOPT_OPENBLAS_LIB}
+  ${MBOPT_OPENBLAS_LIB}
   ${MBOPT_CJSON_LIB} Threads::Threads m)

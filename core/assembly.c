@@ -2,7 +2,6 @@
    staying as close as possible to the approximate pose (minimum-norm Gauss-Newton), then the
    velocities (prescribed rates, otherwise as still as possible), then consistent accelerations and
    multipliers by the augmented Lagrangian iteration. */
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,16 +28,16 @@ static double measure_row(const mb_model* m, int i, const double* q, double* row
   return m->pres_kind[i] == MB_CON_ANGLE ? value : phi;
 }
 
-/* Minimum-norm least-squares solution of J x = b (rows x n, row-major, J destroyed); b holds
-   max(rows, n) entries and receives x. */
-static mb_status least_squares(int rows, int n, double* J, double* b, int* rank) {
-  double* s = malloc(sizeof(double) * (size_t)(rows < n ? rows : n) + sizeof(double));
-  if (!s) return MB_ERR_MEMORY;
-  lapack_int r = 0;
-  lapack_int info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, rows, n, 1, J, n, b, 1, s, 1e-12, &r);
-  free(s);
-  if (rank) *rank = (int)r;
-  return info == 0 ? MB_OK : MB_ERR_LINALG;
+/* Minimum-norm least-squares solution of J x = b (rows x n, row-major); b holds max(rows, n)
+   entries and receives x. */
+static mb_status least_squares(int rows, int n, const double* J, double* b, int* rank) {
+  double* A = malloc(sizeof(double) * (size_t)rows * n + sizeof(double));
+  if (!A) return MB_ERR_MEMORY;
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) A[(size_t)j * rows + i] = J[(size_t)i * n + j];
+  const mb_status st = mbu_least_squares(rows, n, 1, A, b, rows > n ? rows : n, rank);
+  free(A);
+  return st;
 }
 
 /* Residuals of the constraints and prescribed values at q into F (and rows into J if not NULL). */
@@ -130,11 +129,12 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
   mb_constraints(m, d);
   mb_rows_to_dense(&m->structure->phiq, d->phiq, J);
   const int nsv = nc < nq ? nc : nq;
-  double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + nsv));
+  double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + (size_t)nc * nq));
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
-  double *U = s + nsv + 1, *superb = U + (size_t)nc * nc;
-  lapack_int info =
-      LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'A', 'N', nc, nq, J, nq, s, U, nc, NULL, 1, superb);
+  double *U = s + nsv + 1, *A = U + (size_t)nc * nc; /* U and A column-major */
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nq; j++) A[(size_t)j * nc + i] = J[(size_t)i * nq + j];
+  const int info = mbu_svd(nc, nq, A, s, U);
   int rank = 0;
   for (int i = 0; i < nsv; i++)
     if (s[i] > 1e-9 * s[0]) rank++;
@@ -145,11 +145,11 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
     /* column `rank` of U is orthogonal to the range of Phi_q: its large entries are the
        constraints that depend on each other */
     double big = 0;
-    for (int i = 0; i < nc; i++) big = fmax(big, fabs(U[(size_t)i * nc + rank]));
+    for (int i = 0; i < nc; i++) big = fmax(big, fabs(U[(size_t)rank * nc + i]));
     char list[512] = "";
     size_t used = 0;
     for (int i = 0; i < nc && used < sizeof list - 80; i++)
-      if (fabs(U[(size_t)i * nc + rank]) > 0.1 * big)
+      if (fabs(U[(size_t)rank * nc + i]) > 0.1 * big)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "",
                                  m->con_label + MB_LABEL_LEN * i);
     st = mb_error_set(err, MB_ERR_SINGULAR,

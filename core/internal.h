@@ -275,6 +275,16 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exa
    MB_ERR_SINGULAR (ali3p.c). */
 mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err);
 
+/* dense least squares (lstsq.c): the minimum-norm solution of A X = B (rows x n, column-major,
+   destroyed) for nrhs right-hand sides, B column-major with leading dimension ldb >= max(rows, n)
+   receiving X; rank (may be NULL) at relative threshold 1e-12. MB_ERR_LINALG when LAPACK
+   fails. */
+mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int ldb, int* rank);
+
+/* The singular values (min(rows, n)) into s and the left singular vectors (rows x rows,
+   column-major) into U of A (rows x n, column-major, destroyed); 0, or non-zero on failure. */
+int mbu_svd(int rows, int n, double* A, double* s, double* U);
+
 /* vectors */
 double mbu_norm_inf(int n, const double* x);
 int mbu_all_finite(int n, const double* x);

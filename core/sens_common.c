@@ -4,7 +4,6 @@
    dPhi/dt = 0 and M (qdd - qdd*) + Phi_q^T kappa = 0, d2Phi/dt2 = 0 (eqs. 6, 7, converged).
    Their derivatives are three KKT systems per step; this file holds their matrices and the
    explicit parameter terms of their right-hand sides. */
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,20 +416,6 @@ void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k,
 /* ---------------------------------------------------------------------------------------------
    initial state */
 
-/* Solves the (possibly rectangular) rows x = b in the least-squares, minimum-norm sense for ncol
-   right-hand sides; J is rows x nq column-major and destroyed, B holds max(rows, nq) x ncol. */
-static mb_status min_norm_solve(int rows, int nq, int ncol, double* J, double* B) {
-  int mn = rows < nq ? rows : nq;
-  double* sv = malloc(sizeof(double) * (mn + 1));
-  if (!sv) return MB_ERR_MEMORY;
-  lapack_int rank;
-  int ldb = rows > nq ? rows : nq;
-  lapack_int info =
-      LAPACKE_dgelsd(LAPACK_COL_MAJOR, rows, nq, ncol, J, rows, B, ldb, sv, 1e-12, &rank);
-  free(sv);
-  return info == 0 ? MB_OK : MB_ERR_LINALG;
-}
-
 /* The rows of the assembly: constraints, then prescribed values (level 0) or rates (level 1). */
 static int assembly_rows(const mb_model* m, int level, int* which) {
   int rows = 0;
@@ -479,7 +464,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   }
   for (int r = 0; r < rows; r++)
     for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
-  if (p > 0 && (st = min_norm_solve(rows, nq, p, J, B)) != MB_OK) goto done;
+  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, NULL)) != MB_OK) goto done;
   for (int k = 0; k < p; k++)
     memcpy(ws->qr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
 
@@ -515,7 +500,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   }
   for (int r = 0; r < rows; r++)
     for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
-  if (p > 0 && (st = min_norm_solve(rows, nq, p, J, B)) != MB_OK) goto done;
+  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, NULL)) != MB_OK) goto done;
   for (int k = 0; k < p; k++)
     memcpy(ws->qdr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
 
