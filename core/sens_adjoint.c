@@ -15,6 +15,7 @@
    sweeping it). */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -257,15 +258,39 @@ typedef struct sweep {
   const mb_model* m;
   const tape* tp;
   sens_point* pt[2];
-  long s0, s1;     /* steps s1 down to s0 + 1; step n uses slot (s1 - n) % 2 */
-  int full;        /* record slot of step n: n (full tape) or n - s0 */
-  int ready[2];    /* slot prepared, not yet consumed */
-  mb_status st[2]; /* the preparation's status */
-  mb_error err[2]; /* and its error */
-  int stop;        /* the consumer failed: the worker ends */
+  long s0, s1;         /* steps s1 down to s0 + 1; step n uses slot (s1 - n) % 2 */
+  int full;            /* record slot of step n: n (full tape) or n - s0 */
+  atomic_int ready[2]; /* slot prepared, not yet consumed */
+  mb_status st[2];     /* the preparation's status */
+  mb_error err[2];     /* and its error */
+  atomic_int stop;     /* the consumer failed: the worker ends */
   pthread_mutex_t mu;
   pthread_cond_t cv;
 } sweep;
+
+/* Spins of a wait before it sleeps: the other thread usually hands a slot over within a few
+   microseconds, less than putting a thread to sleep and waking it costs. */
+#define SWEEP_SPIN 20000
+
+/* Waits until slot k is ready (want 1) or free (want 0), or the sweep stops. */
+static void wait_slot(sweep* sw, int k, int want) {
+  for (int spin = 0; spin < SWEEP_SPIN; spin++)
+    if (atomic_load_explicit(&sw->ready[k], memory_order_acquire) == want ||
+        atomic_load_explicit(&sw->stop, memory_order_acquire))
+      return;
+  pthread_mutex_lock(&sw->mu);
+  while (atomic_load(&sw->ready[k]) != want && !atomic_load(&sw->stop))
+    pthread_cond_wait(&sw->cv, &sw->mu);
+  pthread_mutex_unlock(&sw->mu);
+}
+
+/* Marks slot k ready (1) or free (0), or (k < 0) stops the sweep, and wakes the other thread. */
+static void hand_over(sweep* sw, int k, int value) {
+  pthread_mutex_lock(&sw->mu);
+  atomic_store_explicit(k < 0 ? &sw->stop : &sw->ready[k], value, memory_order_release);
+  pthread_cond_broadcast(&sw->cv);
+  pthread_mutex_unlock(&sw->mu);
+}
 
 static long record_slot(const sweep* sw, long n) {
   return sw->full ? n : n - sw->s0;
@@ -275,17 +300,11 @@ static void* worker(void* arg) {
   sweep* sw = arg;
   for (long n = sw->s1; n > sw->s0; n--) {
     const int k = (int)((sw->s1 - n) % 2);
-    pthread_mutex_lock(&sw->mu);
-    while (sw->ready[k] && !sw->stop) pthread_cond_wait(&sw->cv, &sw->mu);
-    const int stop = sw->stop;
-    pthread_mutex_unlock(&sw->mu);
-    if (stop) break;
-    const mb_status st = prepare_step(sw->m, sw->tp, sw->pt[k], n, record_slot(sw, n), &sw->err[k]);
-    pthread_mutex_lock(&sw->mu);
-    sw->st[k] = st, sw->ready[k] = 1;
-    pthread_cond_broadcast(&sw->cv);
-    pthread_mutex_unlock(&sw->mu);
-    if (st != MB_OK) break;
+    wait_slot(sw, k, 0);
+    if (atomic_load(&sw->stop)) break;
+    sw->st[k] = prepare_step(sw->m, sw->tp, sw->pt[k], n, record_slot(sw, n), &sw->err[k]);
+    hand_over(sw, k, 1);
+    if (sw->st[k] != MB_OK) break;
   }
   return NULL;
 }
@@ -321,9 +340,7 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
   for (long n = s1; n > s0 && st == MB_OK; n--) {
     const int k = threaded ? (int)((s1 - n) % 2) : 0;
     if (threaded) {
-      pthread_mutex_lock(&sw.mu);
-      while (!sw.ready[k]) pthread_cond_wait(&sw.cv, &sw.mu);
-      pthread_mutex_unlock(&sw.mu);
+      wait_slot(&sw, k, 1);
       if ((st = sw.st[k]) != MB_OK) {
         if (err) *err = sw.err[k];
         break;
@@ -336,18 +353,10 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
     if (last && last != d) copy_sensor_state(m, last, d);
     backward_step(m, sw.pt[k], ws, a, n, nstep, grad);
     last = d;
-    if (threaded) {
-      pthread_mutex_lock(&sw.mu);
-      sw.ready[k] = 0;
-      pthread_cond_broadcast(&sw.cv);
-      pthread_mutex_unlock(&sw.mu);
-    }
+    if (threaded) hand_over(&sw, k, 0);
   }
   if (threaded) {
-    pthread_mutex_lock(&sw.mu);
-    sw.stop = 1;
-    pthread_cond_broadcast(&sw.cv);
-    pthread_mutex_unlock(&sw.mu);
+    hand_over(&sw, -1, 1);
     pthread_join(thread, NULL);
   }
   /* the caller's state continues from the last step swept */

@@ -9,9 +9,10 @@
 #include "linalg.h"
 #include "mbopt/model.h"
 
-/* Models up to this many coordinates are factorised dense by default: below it the dense kernels
-   beat KLU and CHOLMOD (results/performance/crossover.md, scripts/perf-crossover.sh). */
-#define MB_DENSE_MAX_COORDINATES 48
+/* Models up to this many coordinates are factorised dense by default: the block sparse methods
+   are as fast from 6 coordinates on and faster from 10 (results/performance/crossover.md, by
+   scripts/perf-crossover.sh). */
+#define MB_DENSE_MAX_COORDINATES 4
 
 typedef struct mb_structure {
   mb_pattern* sys; /* blocks of dim: every coupling of M, K, C, Phi_q^T Phi_q and Phi_qq */

@@ -266,7 +266,7 @@ typedef struct mb_settings {
   double tol_assembly;       /* initial assembly residual */
   int max_assembly;          /* initial assembly iterations */
   int linear_solver;         /* mb_linear_solver */
-  int threads; /* of the adjoint's backward sweep: 0 chooses (2 on the sparse path with two
+  int threads; /* of the adjoint's backward sweep: 0 chooses (2 from 64 coordinates with two
                   processors online, else 1), 1 or 2 */
 } mb_settings;
 
