@@ -6,6 +6,8 @@
 # Both sides are the Release builds of scripts/lib/build-sides.sh (build-bench/, shared with
 # scripts/bench-compare.sh); both run `mbopt gradient SPEC --method M --json` in the repository
 # root on the same spec files, with OPENBLAS_NUM_THREADS=1, at most two processes at a time.
+# With --floor, also the rounding floor of each spec and method beside its differences: the base's
+# forward against its adjoint gradient, and the new side's default against its dense factorisation.
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -37,18 +39,38 @@ Options:
   --rtol X        the relative tolerance (default 1e-9)
   --methods LIST  the methods, separated by spaces or commas: forward, adjoint, auto
                   (default "forward adjoint")
+  --floor         also measure, per spec and method, the rounding floor of the comparison: what
+                  pure rounding changes already move (see Floors below); adds two pairs of
+                  columns and a second verdict, "within floor", that does not change the exit status
   --out FILE      also write a markdown report: the table, the differences, the exact command
                   lines, both commits, the date and the machine
   --json FILE     also write every value of both sides and every difference as JSON
   -h, --help      show this help
 
+Floors (--floor), measured in the same run, psi rel and grad row-rel as above:
+  base fwd/adj  the base's forward gradient against its own adjoint gradient (forward the
+                reference): both are exact derivatives of the same simulation, summed in other
+                orders. The same for every method of a spec; a method that --methods lacks is
+                run on the base for it.
+  new solvers   the new side's run of the method against the same run with --linear-solver
+                dense (the default run the reference). Only when the new side's `mbopt gradient
+                --help` has --linear-solver (the column is "-" with a note otherwise); 0 when the
+                default factorises densely too.
+  within floor  yes when every grad row-rel of base against new is at most 10 times the larger
+                of the two floors' grad row-rel, and every psi rel at most 10 times the larger
+                psi floor (a floor of 0 admits no difference), else "no (psi, grad)" naming what
+                is beyond; "-" where neither floor could be measured or the row failed.
+Within the floor, a difference is of the size that rounding changes alone make (up to the factor
+10); beyond it but within --rtol, it is small anyway; beyond both, look at what differs.
+
 Environment: OPENBLAS_NUM_THREADS=1 is set for both sides (whatever the caller has). The builds
 are cached in build-bench/ as for scripts/bench-compare.sh: a commit's build is reused as long as
 build-bench/<hash>/.built exists. The specs are those of the working tree for both sides. The
 seconds are the wall-clock time of each whole process, two processes running at a time.
-Progress and build messages go to stderr, the table to stdout. Exit status: 0 everything agrees,
-1 something differs or a build or a run failed (the lines name the spec, method, functional and
-parameter), 2 bad command line.
+Progress and build messages go to stderr, the table to stdout. Exit status, judged against
+--rtol alone (with or without --floor; the verdict "within floor" never changes it): 0 everything
+agrees to --rtol, 1 something differs beyond --rtol or a build or a run failed (the lines name
+the spec, method, functional and parameter), 2 bad command line.
 EOF
 }
 
@@ -58,7 +80,7 @@ source "$(dirname "$0")/lib/build-sides.sh"
 prog=check-agreement
 new_hint='--new COMMIT checks a commit instead'
 
-base=${MBOPT_BENCH_BASE:-HEAD} new='' rtol=1e-9 methods='forward adjoint' out='' json=''
+base=${MBOPT_BENCH_BASE:-HEAD} new='' rtol=1e-9 methods='forward adjoint' out='' json='' floor=0
 specs=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -66,6 +88,7 @@ while [ $# -gt 0 ]; do
   --base | --new | --out | --json) need "$@"; sides_option "$1" "$2"; shift 2 ;;
   --rtol) need "$@"; rtol=$2; shift 2 ;;
   --methods) need "$@"; methods=$2; shift 2 ;;
+  --floor) floor=1; shift ;;
   --) shift; specs+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) specs+=("$1"); shift ;;
@@ -99,13 +122,14 @@ build_sides "$base" "$new"
 
 export OPENBLAS_NUM_THREADS=1
 export AGREE_ROOT=$root AGREE_RTOL=$rtol AGREE_METHODS="${method_list[*]}"
-export AGREE_DEFAULT_SPECS=$default_specs AGREE_OUT=$out AGREE_JSON=$json
+export AGREE_DEFAULT_SPECS=$default_specs AGREE_OUT=$out AGREE_JSON=$json AGREE_FLOOR=$floor
 export AGREE_BASE_ARG=$base AGREE_BASE_HASH=$base_hash AGREE_BASE_BIN=$base_bin AGREE_BASE_CWD=$root
 export AGREE_NEW_ARG=${new:-} AGREE_NEW_HASH=$new_hash AGREE_NEW_BIN=$new_bin AGREE_NEW_CWD=$root
 export AGREE_NEW_KIND=$new_kind
 python3 - "${specs[@]}" <<'PY'
-"""Runs gradient on both sides for every spec and method, compares, writes the table and reports."""
-import concurrent.futures, datetime, json, math, os, shlex, subprocess, sys, time
+"""Runs gradient on both sides for every spec and method, compares, writes the table and reports;
+with --floor, also the runs that measure the rounding floor of each spec and method."""
+import concurrent.futures, datetime, json, math, os, shlex, subprocess, sys, textwrap, time
 
 E = os.environ
 root = E["AGREE_ROOT"]
@@ -119,6 +143,9 @@ specs = [build_sides.rel(root, s) for s in sys.argv[1:]]  # the runs are in root
 TINY = sys.float_info.min  # the smallest normal double: psi = 0 on the base is compared absolutely
 REFUSED = 'gradient needs "functionals" and "parameters"'  # drivers/cmd_gradient.c
 PARALLEL = 2  # processes at a time: the two sides of a spec and method run together
+floor = E["AGREE_FLOOR"] == "1"
+FLOOR_FACTOR = 10  # within floor: every difference at most this times the larger floor
+FLOOR_METHODS = ("forward", "adjoint")  # base fwd/adj compares the base's runs of these
 
 sides, dirty = build_sides.load_sides(root, E, "AGREE")
 env = {k: v for k, v in os.environ.items() if not k.startswith("AGREE_")}
@@ -212,6 +239,13 @@ def beyond(row):
     return lines
 
 
+def within_text(f):
+    """The verdict within floor of the floors F: yes, no with what is beyond, or - ."""
+    if not f or f["within"] is None:
+        return "-"
+    return "yes" if f["within"] else "no (%s)" % ", ".join(f["beyond"])
+
+
 def fmt_rel(x):
     return "-" if x is None else "0" if x == 0 else "inf" if math.isinf(x) else "%.1e" % x
 
@@ -262,12 +296,80 @@ def judge(row, spec, method, runs):
     return row
 
 
+def floor_diff(side, ref, other):
+    """One floor: the largest psi rel and grad row-rel of the gradient run OTHER of SIDE against
+    its run REF (the reference), with the commands; a note instead of the values when a run gave
+    nothing to compare or the two do not have the same functionals and parameters."""
+    out = {"max_psi_rel": None, "max_row_rel": None, "commands": [ref["argv"], other["argv"]],
+           "seconds": [ref["seconds"], other["seconds"]]}
+    why = failure(side, ref, other) or failure(side, other, ref)
+    if not why:
+        try:
+            (na, va), (nb, vb) = gradient_values(ref["doc"]), gradient_values(other["doc"])
+            pa, pb = ref["doc"]["parameters"], other["doc"]["parameters"]
+        except (KeyError, TypeError, AttributeError) as e:
+            why = "the JSON of a %s run lacks %s" % (side, e)
+        else:
+            if na != nb or pa != pb:
+                why = "the %s runs `mbopt %s` and `mbopt %s` differ in functionals or " \
+                      "parameters" % (side, " ".join(ref["argv"]), " ".join(other["argv"]))
+    if why:
+        out["note"] = why
+        return out
+    _, worst = compare(na, pa, va, vb)
+    out.update(max_psi_rel=worst["psi"], max_row_rel=worst["row"] if pa else None,
+               methods=[ref["doc"].get("method"), other["doc"].get("method")])
+    return out
+
+
+def judge_floor(row, fwd_adj, solvers):
+    """Fills ROW["floor"] from the base's runs {method: run} FWD_ADJ (forward and adjoint) and
+    the new side's runs {"default", "dense"} SOLVERS (None without --linear-solver): both floors,
+    the larger of them for psi and for the gradient, and the verdict within floor (None when it
+    cannot be told). Floor failures are notes of the row; they leave its verdict alone."""
+    f = {"base_fwd_adj": floor_diff("base", fwd_adj["forward"], fwd_adj["adjoint"]),
+         "new_solvers": floor_diff("new", solvers["default"], solvers["dense"])
+         if solvers else None, "factor": FLOOR_FACTOR}
+    for key, what in (("base_fwd_adj", "base fwd/adj"), ("new_solvers", "new solvers")):
+        if f[key] and "note" in f[key]:
+            row["notes"].append("floor %s: %s" % (what, f[key]["note"]))
+    ns = f["new_solvers"]
+    if ns and "methods" in ns and ns["methods"][0] != ns["methods"][1]:
+        row["notes"].append("floor new solvers: the default run chose %s, the dense run %s" %
+                            tuple(ns["methods"]))
+    measured = [x for x in (f["base_fwd_adj"], ns) if x and x["max_psi_rel"] is not None]
+    f["psi"] = max((x["max_psi_rel"] for x in measured), default=None)
+    f["row"] = max((x["max_row_rel"] for x in measured if x["max_row_rel"] is not None),
+                   default=None)
+    f["within"] = f["beyond"] = None  # beyond: what is not within, psi and/or grad
+    if row["verdict"] != "FAILS" and f["psi"] is not None and f["row"] is not None:
+        f["beyond"] = [what for what, diff, fl in (("psi", row["max_psi_rel"], f["psi"]),
+                                                   ("grad", row["max_row_rel"], f["row"]))
+                       if not diff <= FLOOR_FACTOR * fl]
+        f["within"] = not f["beyond"]
+    row["floor"] = f
+
+
+def gradient_argv(spec, method, *more):
+    return ["gradient", spec, "--method", method, *more, "--json"]
+
+
+# does the new side take --linear-solver (the base, older, may not): the new solvers floor
+dense_note = None
+if floor:
+    helped = run("new", ["gradient", "--help"])
+    if "--linear-solver" not in helped["stdout"] + helped["stderr"]:
+        dense_note = ("the new side's `mbopt gradient --help` has no --linear-solver: no new "
+                      "solvers floor")
+        sys.stderr.write("check-agreement: %s\n" % dense_note)
+
 # every gradient run, the two sides of a spec and method next to each other in the queue
 jobs = [(spec, m) for spec in specs for m in methods]
 rows, refusals, t_start = [], [], time.time()
 with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-    futures = {(spec, m, s): pool.submit(run, s, ["gradient", spec, "--method", m, "--json"])
+    futures = {(spec, m, s): pool.submit(run, s, gradient_argv(spec, m))
                for spec, m in jobs for s in ("base", "new")}
+    floor_runs = {}  # (spec, method, what): the floor runs, queued behind every run above
     for n, (spec, m) in enumerate(jobs):
         runs = {s: futures[spec, m, s].result() for s in ("base", "new")}
         tag = "[%d/%d] %s %s: base %.2f s, new %.2f s" % (
@@ -280,6 +382,12 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
             continue
         row = judge({}, spec, m, runs)
         rows.append(row)
+        if floor and dense_note is None:
+            floor_runs[spec, m, "dense"] = pool.submit(
+                run, "new", gradient_argv(spec, m, "--linear-solver", "dense"))
+        for fm in FLOOR_METHODS if floor and m == methods[0] else ():
+            if fm not in methods:  # else its run above serves
+                floor_runs[spec, fm, "base"] = pool.submit(run, "base", gradient_argv(spec, fm))
         sys.stderr.write("%s: %s (psi rel %s, grad row-rel %s)\n" % (
             tag, row["verdict"], fmt_rel(row.get("max_psi_rel")), fmt_rel(row.get("max_row_rel"))))
     sims = {(spec, s): pool.submit(run, s, ["simulate", spec, "--json", "--quiet"])
@@ -296,28 +404,78 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
         rows.append(row)
         sys.stderr.write("%s simulate (gradient refused it): base %.2f s, new %.2f s: %s\n" % (
             spec, row["base_seconds"], row["new_seconds"], row["verdict"]))
+    floored = [r for r in rows if floor and r["method"] != "simulate"]
+    for n, row in enumerate(floored):
+        spec, m = row["spec"], row["method"]
+        base_runs = {fm: (futures if fm in methods else floor_runs)[spec, fm, "base"].result()
+                     for fm in FLOOR_METHODS}
+        solvers = None if dense_note else {"default": futures[spec, m, "new"].result(),
+                                           "dense": floor_runs[spec, m, "dense"].result()}
+        judge_floor(row, base_runs, solvers)
+        fl = row["floor"]
+        sys.stderr.write("[floor %d/%d] %s %s: base fwd/adj %s, new solvers %s (%s): "
+                         "within floor %s\n" % (
+                             n + 1, len(floored), spec, m,
+                             fmt_rel(fl["base_fwd_adj"]["max_row_rel"]),
+                             fmt_rel(fl["new_solvers"]["max_row_rel"]) if solvers else "-",
+                             "dense %.2f s" % solvers["dense"]["seconds"] if solvers else "skipped",
+                             within_text(fl)))
 elapsed = time.time() - t_start
 order = {spec: i for i, spec in enumerate(specs)}
 rows.sort(key=lambda r: order[r["spec"]])  # the psi-only rows in their place
 agree = all(r["verdict"] in ("ok", "skipped") for r in rows)
 
-# the table
-head = ["spec", "method", "size", "psi", "grad", "entry", "worst entry", "base", "new", "verdict"]
-head2 = ["", "", "nf x np", "rel", "row-rel", "rel", "(functional/param)", "s", "s", ""]
+# the table: its columns (two header lines, the markdown header, left-aligned or not); with
+# --floor, each floor's two columns beside the differences, under a group header
+cols = [("spec", "", "spec", 1), ("method", "", "method", 1), ("size", "nf x np", "nf x np", 0),
+        ("psi", "rel", "psi rel", 0), ("grad", "row-rel", "grad row-rel", 0)]
+groups = {}  # first column -> the label over it and the next
+if floor:
+    for what in ("base fwd/adj", "new solvers"):
+        groups[len(cols)] = what
+        cols += [("psi", "rel", what + " psi rel", 0),
+                 ("grad", "row-rel", what + " grad row-rel", 0)]
+cols += [("entry", "rel", "entry rel", 0),
+         ("worst entry", "(functional/param)", "worst entry", 1),
+         ("base", "s", "base s", 0), ("new", "s", "new s", 0),
+         ("verdict", "rtol" if floor else "", "verdict (rtol)" if floor else "verdict", 1)]
+if floor:
+    cols.append(("within", "floor", "within floor (%dx)" % FLOOR_FACTOR, 1))
 cells = []
 for r in rows:
     size = "%d x %s" % (r["nfunctionals"], "-" if r["nparams"] is None else r["nparams"]) \
         if "nfunctionals" in r else "-"
-    cells.append([r["spec"], r["method"], size, fmt_rel(r.get("max_psi_rel")),
-                  fmt_rel(r.get("max_row_rel")), fmt_rel(r.get("max_entry_rel")),
-                  r.get("worst_entry") or "-", "%.2f" % r["base_seconds"],
-                  "%.2f" % r["new_seconds"], r["verdict"]])
-widths = [max(len(x[c]) for x in [head, head2] + cells) for c in range(len(head))]
+    c = [r["spec"], r["method"], size, fmt_rel(r.get("max_psi_rel")), fmt_rel(r.get("max_row_rel"))]
+    if floor:
+        fl = r.get("floor") or {}
+        for key in ("base_fwd_adj", "new_solvers"):
+            c += [fmt_rel((fl.get(key) or {}).get(x)) for x in ("max_psi_rel", "max_row_rel")]
+    c += [fmt_rel(r.get("max_entry_rel")), r.get("worst_entry") or "-",
+          "%.2f" % r["base_seconds"], "%.2f" % r["new_seconds"], r["verdict"]]
+    if floor:
+        c.append(within_text(fl))
+    cells.append(c)
+widths = [max(len(x) for x in [h1, h2] + [c[k] for c in cells])
+          for k, (h1, h2, _, _) in enumerate(cols)]
+for k, label in groups.items():  # a group label and two dashes each side fit over its columns
+    short = len(label) + 6 - (widths[k] + 2 + widths[k + 1])
+    if short > 0:
+        widths[k] += short // 2
+        widths[k + 1] += short - short // 2
 
 
 def line(cs):
-    return "  ".join(c.ljust(w) if k in (0, 1, 6, 9) else c.rjust(w)
+    return "  ".join(c.ljust(w) if cols[k][3] else c.rjust(w)
                      for k, (c, w) in enumerate(zip(cs, widths))).rstrip()
+
+
+def group_line():
+    """The labels of the column groups, each centred between dashes over its two columns."""
+    out = ""
+    for k, label in sorted(groups.items()):
+        out = out.ljust(sum(widths[:k]) + 2 * k)
+        out += (" %s " % label).center(widths[k] + 2 + widths[k + 1], "-")
+    return out
 
 
 bad = [r for r in rows if r["verdict"] not in ("ok", "skipped")]
@@ -335,20 +493,58 @@ intro = [
     "mbopt gradient SPEC --method M --json on both sides, OPENBLAS_NUM_THREADS=1; rtol %g on psi "
     "rel and grad row-rel (entry rel is shown, not judged); wall-clock seconds per run" % rtol,
 ]
-table = [line(head), line(head2), line(["-" * w for w in widths])] + [line(c) for c in cells]
+table = ([group_line()] if groups else []) + [line([c[0] for c in cols]),
+                                              line([c[1] for c in cols]),
+                                              line(["-" * w for w in widths])]
+table += [line(c) for c in cells]
 summary = ("all %d agree to rtol %g" % (len(rows), rtol) if agree else
            "%d of %d differ or fail (rtol %g)" % (len(bad), len(rows), rtol))
-print("\n".join(intro + [""] + table + [""] + details + ([""] if details else []) + [summary]))
+explain = []  # the floors, one paragraph
+if floor:
+    judged = [r["floor"]["within"] for r in rows if r.get("floor") and
+              r["floor"]["within"] is not None]
+    summary += "; %d of %d within the floor (%d x the larger floor)%s" % (
+        sum(judged), len(judged), FLOOR_FACTOR,
+        "" if len(judged) == len(rows) else ", %d not judged" % (len(rows) - len(judged)))
+    explain = [
+        "Floors: what rounding changes alone move, measured in this run for the same spec and "
+        "method, psi rel and grad row-rel as above. base fwd/adj: the base's forward gradient "
+        "against its own adjoint gradient (forward the reference), the same for every method "
+        "of a spec: both differentiate the same discrete simulation exactly, summing in other "
+        "orders. new solvers: the new side's run against the same run with --linear-solver "
+        "dense (the default run the reference); 0 where the default factorises densely too%s. "
+        "within floor: yes when the largest grad row-rel of base against new is at most %d "
+        "times the larger of the two floors' grad row-rel and the largest psi rel at most %d "
+        "times the larger psi floor (a floor of 0 admits no difference), else no with what is "
+        "beyond (psi, grad or both); '-' where no floor "
+        "was measured or the row failed. This verdict informs only: the verdict against rtol "
+        "and the exit status ignore it." % (
+            " (here not measured: %s)" % dense_note if dense_note else "",
+            FLOOR_FACTOR, FLOOR_FACTOR)]
+wrapped = [textwrap.fill(p, 100) for p in explain]
+print("\n".join(intro + [""] + table + [""] + wrapped + ([""] if wrapped else []) + details +
+                ([""] if details else []) + [summary]))
 sys.stdout.flush()
 
 machine = build_sides.machine()
 date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-invocation = "scripts/check-agreement.sh --base %s%s --rtol %s --methods %s%s" % (
+invocation = "scripts/check-agreement.sh --base %s%s --rtol %s --methods %s%s%s" % (
     shlex.quote(sides["base"]["hash"][:12]),
     " --new " + shlex.quote(sides["new"]["hash"][:12]) if E["AGREE_NEW_KIND"] == "commit" else "",
-    E["AGREE_RTOL"], shlex.quote(" ".join(methods)),
+    E["AGREE_RTOL"], shlex.quote(" ".join(methods)), " --floor" if floor else "",
     "" if E["AGREE_DEFAULT_SPECS"] == "1" else
     " -- " + " ".join(shlex.quote(s) for s in specs))
+
+def floor_commands():
+    """(side, argv) of every run the floors compared, once each, in the order of the rows."""
+    seen = []
+    for r in rows:
+        for key, side in (("base_fwd_adj", "base"), ("new_solvers", "new")):
+            for argv in ((r.get("floor") or {}).get(key) or {}).get("commands", []):
+                if (side, argv) not in seen:
+                    seen.append((side, argv))
+    return seen
+
 
 if E["AGREE_OUT"]:
     md = ["# mbopt: results of %s against %s" % (sides["new"]["label"], sides["base"]["label"]),
@@ -362,9 +558,10 @@ if E["AGREE_OUT"]:
            "|new_ik - old_ik| / max(max_k |old_ik|, tiny), entry rel = |new_ik - old_ik| / "
            "|old_ik| (tiny = %g). A spec and method agree when every psi rel and every grad "
            "row-rel is at most rtol = %g; the columns show the largest of each over the spec and "
-           "method, and the entry with the largest entry rel." % (TINY, rtol), "",
-           "| spec | method | nf x np | psi rel | grad row-rel | entry rel | worst entry "
-           "| base s | new s | verdict |", "|---|---|--:|--:|--:|--:|---|--:|--:|---|"]
+           "method, and the entry with the largest entry rel." % (TINY, rtol), ""]
+    md += explain + ([""] if explain else [])
+    md += ["| %s |" % " | ".join(c[2] for c in cols),
+           "|%s|" % "|".join("---" if c[3] else "--:" for c in cols)]
     md += ["| `%s` | %s |" % (c[0], " | ".join(c[1:])) for c in cells]
     if details:
         md += ["", "What differs, fails or was skipped:", ""] + ["    " + d for d in details]
@@ -374,6 +571,14 @@ if E["AGREE_OUT"]:
             md.append("    OPENBLAS_NUM_THREADS=1 %s %s  # %s" % (
                 shlex.quote(build_sides.rel(root, sides[side]["bin"])),
                 " ".join(shlex.quote(a) for a in r["commands"][side]), side))
+    made = [(s, r["commands"][s]) for r in rows for s in ("base", "new")]
+    extra = [c for c in floor_commands() if c not in made]
+    if extra:
+        md += ["", "The runs of the floors (--floor) that the comparison did not make itself:", ""]
+    for side, argv in extra:
+        md.append("    OPENBLAS_NUM_THREADS=1 %s %s  # %s" % (
+            shlex.quote(build_sides.rel(root, sides[side]["bin"])),
+            " ".join(shlex.quote(a) for a in argv), side))
     md += ["", build_sides.md_machine(machine), ""]
     with open(E["AGREE_OUT"], "w") as f:
         f.write("\n".join(md))
@@ -397,6 +602,14 @@ if E["AGREE_JSON"]:
            "machine": machine, "uncommitted_changes": dirty,
            "note": "null in a difference: infinite (the base value is 0 and the new one not, or "
                    "a value is not finite)"}
+    if floor:
+        doc["floor"] = {"factor": FLOOR_FACTOR, "new_solvers_measured": dense_note is None,
+                        "note": dense_note, "explanation": explain[0],
+                        "rows_within": sum(judged), "rows_judged": len(judged),
+                        "row_note": "rows[].floor: base_fwd_adj and new_solvers (largest psi rel "
+                                    "and grad row-rel, commands, seconds; note when not "
+                                    "measured), psi and row (the larger floor), within (null: "
+                                    "not judged) and beyond (psi, grad: what is not within)"}
     for side in ("base", "new"):
         s = sides[side]
         doc[side] = {"label": s["label"], "commit": s["hash"], "subject": s["subject"],
