@@ -194,7 +194,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
     converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint &&
                 (refresh || rate <= MB_CHORD_RATE);
     if (!refresh && rate > MB_CHORD_RATE) newton = 1;
-    refresh = newton;
+    refresh = newton || m->opt.refresh_each_iteration;
   }
   d->report.newton_iterations += it;
   if (it > d->report.max_newton_per_step) d->report.max_newton_per_step = it;

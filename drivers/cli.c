@@ -73,6 +73,7 @@ int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   if (run && run->step > 0) d->settings.step = run->step;
   if (run && run->t_end > 0) d->settings.t_end = run->t_end;
   if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
+  if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
   if (d->settings.step > d->settings.t_end) {
     cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
               d->settings.t_end);
@@ -225,6 +226,16 @@ int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
       return -1;
     }
     run->linear_solver = solver;
+    (*i)++;
+    return 1;
+  }
+  if (!strcmp(a, "--tangent-refresh")) {
+    const int refresh = mb_tangent_refresh_parse(next);
+    if (refresh < 0) {
+      cli_error("--tangent-refresh: expected step or iteration, got '%s'", next ? next : "");
+      return -1;
+    }
+    run->refresh = refresh;
     (*i)++;
     return 1;
   }

@@ -19,13 +19,14 @@ void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_positive(const char* name, const char* text, double* out);
 
 /* Command-line overrides of the spec's simulation settings (values <= 0 and a negative
-   linear_solver keep the spec's). */
+   linear_solver or refresh keep the spec's). */
 typedef struct cli_run {
   double step, t_end;
   int linear_solver; /* mb_linear_solver */
+  int refresh;       /* simulation.tangent_refresh: 0 step, 1 iteration */
 } cli_run;
 #define CLI_RUN_SPEC \
-  { 0, 0, -1 }
+  { 0, 0, -1, -1 }
 
 /* Loads a model description and applies the overrides of run (may be NULL). Returns an exit
    code. */

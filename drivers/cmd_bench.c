@@ -28,6 +28,10 @@ static void bench_help(FILE* out) {
           "                auto, dense, sparse or klu: how the Newton and projection\n"
           "                matrices are factorised (default: the spec's\n"
           "                simulation.linear_solver, else auto)\n"
+          "  --tangent-refresh R\n"
+          "                step or iteration: the Newton matrix refactorised once per step\n"
+          "                (then chord iterations) or at every iteration (default: the\n"
+          "                spec's simulation.tangent_refresh, else step)\n"
           "  --json        print the results as one JSON object\n"
           "  -h, --help    show this help\n");
 }

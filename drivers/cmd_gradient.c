@@ -27,6 +27,10 @@ static void gradient_help(FILE* out) {
           "                   auto, dense, sparse or klu: how the Newton and projection\n"
           "                   matrices are factorised (default: the spec's\n"
           "                   simulation.linear_solver, else auto)\n"
+          "  --tangent-refresh R\n"
+          "                   step or iteration: the Newton matrix refactorised once per step\n"
+          "                   (then chord iterations) or at every iteration (default: the\n"
+          "                   spec's simulation.tangent_refresh, else step)\n"
           "  --json           print one JSON object: parameters, functionals with value and\n"
           "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
           "  -h, --help       show this help\n");

@@ -879,11 +879,12 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                                      "max_assembly",
                                      "linear_solver",
                                      "threads",
+                                     "tangent_refresh",
                                      NULL};
   const char* p = "simulation";
   const cJSON* v = get(root, p);
   mb_settings* s = &c->d->settings;
-  const char *tangent, *solver;
+  const char *tangent, *solver, *refresh;
   char sub[PATH_LEN];
 
   mb_settings_default(s);
@@ -910,6 +911,11 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                   solver);
     }
     TRY(member_int(c, v, p, "threads", &s->threads));
+    TRY(member_string(c, v, p, "tangent_refresh", 0, &refresh));
+    if (refresh && (s->refresh_each_iteration = mb_tangent_refresh_parse(refresh)) < 0) {
+      path_key(sub, p, "tangent_refresh");
+      return fail(c, sub, "must be \"step\" or \"iteration\" (got \"%.64s\")", refresh);
+    }
     TRY(member_string(c, v, p, "tangent", 0, &tangent));
     if (tangent) {
       path_key(sub, p, "tangent");
@@ -2093,6 +2099,10 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
    public functions */
 
 static const char* const linear_solver_names[] = {"auto", "dense", "sparse", "klu"};
+
+int mb_tangent_refresh_parse(const char* name) {
+  return !name ? -1 : !strcmp(name, "step") ? 0 : !strcmp(name, "iteration") ? 1 : -1;
+}
 
 int mb_linear_solver_parse(const char* name) {
   for (int i = 0; i < (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]); i++)

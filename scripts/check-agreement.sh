@@ -45,6 +45,9 @@ Options:
   --out FILE      also write a markdown report: the table, the differences, the exact command
                   lines, both commits, the date and the machine
   --json FILE     also write every value of both sides and every difference as JSON
+  --new-args ARGS more arguments of the new side's gradient and simulate runs, split like a shell
+                  would split them, e.g. '--tangent-refresh iteration' (Newton's method, as the
+                  base integrates) to tell the integrator's iteration from the rest
   -h, --help      show this help
 
 Floors (--floor), measured in the same run, psi rel and grad row-rel as above:
@@ -80,7 +83,7 @@ source "$(dirname "$0")/lib/build-sides.sh"
 prog=check-agreement
 new_hint='--new COMMIT checks a commit instead'
 
-base=${MBOPT_BENCH_BASE:-HEAD} new='' rtol=1e-9 methods='forward adjoint' out='' json='' floor=0
+base=${MBOPT_BENCH_BASE:-HEAD} new='' rtol=1e-9 methods='forward adjoint' out='' json='' floor=0 new_args=''
 specs=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -89,6 +92,7 @@ while [ $# -gt 0 ]; do
   --rtol) need "$@"; rtol=$2; shift 2 ;;
   --methods) need "$@"; methods=$2; shift 2 ;;
   --floor) floor=1; shift ;;
+  --new-args) need "$@"; new_args=$2; shift 2 ;;
   --) shift; specs+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) specs+=("$1"); shift ;;
@@ -125,7 +129,7 @@ export AGREE_ROOT=$root AGREE_RTOL=$rtol AGREE_METHODS="${method_list[*]}"
 export AGREE_DEFAULT_SPECS=$default_specs AGREE_OUT=$out AGREE_JSON=$json AGREE_FLOOR=$floor
 export AGREE_BASE_ARG=$base AGREE_BASE_HASH=$base_hash AGREE_BASE_BIN=$base_bin AGREE_BASE_CWD=$root
 export AGREE_NEW_ARG=${new:-} AGREE_NEW_HASH=$new_hash AGREE_NEW_BIN=$new_bin AGREE_NEW_CWD=$root
-export AGREE_NEW_KIND=$new_kind
+export AGREE_NEW_KIND=$new_kind AGREE_NEW_ARGS=$new_args
 python3 - "${specs[@]}" <<'PY'
 """Runs gradient on both sides for every spec and method, compares, writes the table and reports;
 with --floor, also the runs that measure the rounding floor of each spec and method."""
@@ -152,8 +156,14 @@ env = {k: v for k, v in os.environ.items() if not k.startswith("AGREE_")}
 env["OPENBLAS_NUM_THREADS"] = "1"
 
 
+NEW_ARGS = shlex.split(E.get("AGREE_NEW_ARGS", ""))
+
+
 def run(side, argv):
-    """One run of mbopt ARGV by SIDE in the repository root: exit status, seconds and outputs."""
+    """One run of mbopt ARGV by SIDE in the repository root: exit status, seconds and outputs;
+    the new side's gradient and simulate runs take --new-args after the spec."""
+    if side == "new" and argv[0] in ("gradient", "simulate") and len(argv) > 2:
+        argv = argv[:2] + NEW_ARGS + argv[2:]
     t0 = time.perf_counter()
     try:
         p = subprocess.run([sides[side]["bin"], *argv], cwd=root, env=env,
@@ -528,10 +538,11 @@ sys.stdout.flush()
 
 machine = build_sides.machine()
 date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-invocation = "scripts/check-agreement.sh --base %s%s --rtol %s --methods %s%s%s" % (
+invocation = "scripts/check-agreement.sh --base %s%s --rtol %s --methods %s%s%s%s" % (
     shlex.quote(sides["base"]["hash"][:12]),
     " --new " + shlex.quote(sides["new"]["hash"][:12]) if E["AGREE_NEW_KIND"] == "commit" else "",
     E["AGREE_RTOL"], shlex.quote(" ".join(methods)), " --floor" if floor else "",
+    " --new-args " + shlex.quote(" ".join(NEW_ARGS)) if NEW_ARGS else "",
     "" if E["AGREE_DEFAULT_SPECS"] == "1" else
     " -- " + " ".join(shlex.quote(s) for s in specs))
 

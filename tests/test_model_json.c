@@ -132,6 +132,8 @@ static const struct {
     {"max_newton_fraction.json", MB_ERR_MODEL, "simulation.max_newton", "must be an integer"},
     {"threads_three.json", MB_ERR_MODEL, "simulation.threads",
      "must be 0 (chosen), 1 or 2 (got 3)"},
+    {"tangent_refresh_unknown.json", MB_ERR_MODEL, "simulation.tangent_refresh",
+     "must be \"step\" or \"iteration\" (got \"sometimes\")"},
     {"linear_solver_unknown.json", MB_ERR_MODEL, "simulation.linear_solver",
      "must be \"auto\", \"dense\", \"sparse\" or \"klu\" (got \"umfpack\")"},
     {"bspline_three_coefficients.json", MB_ERR_MODEL, "forces[0].value.bspline.coefficients",

@@ -252,26 +252,33 @@ typedef enum mb_linear_solver {
 
 /* Integrator settings (seed 001, section 2). */
 typedef struct mb_settings {
-  double t_end;              /* s */
-  double step;               /* s */
-  double output_interval;    /* s; 0 writes every step */
-  double beta, gamma;        /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
-  double penalty;            /* alpha, augmented Lagrangian penalty */
-  double tol_newton;         /* convergence of ||dq||_inf per Newton iteration, m */
-  double tol_constraint;     /* convergence of ||Phi||_inf */
-  int max_newton;            /* iterations per step */
-  int projection_iterations; /* iterations of the projections; 1: non-iterative */
-  double tol_projection;     /* convergence of iterative projections */
-  int exact_tangent;         /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
-  double tol_assembly;       /* initial assembly residual */
-  int max_assembly;          /* initial assembly iterations */
-  int linear_solver;         /* mb_linear_solver */
+  double t_end;               /* s */
+  double step;                /* s */
+  double output_interval;     /* s; 0 writes every step */
+  double beta, gamma;         /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
+  double penalty;             /* alpha, augmented Lagrangian penalty */
+  double tol_newton;          /* convergence of ||dq||_inf per Newton iteration, m */
+  double tol_constraint;      /* convergence of ||Phi||_inf */
+  int max_newton;             /* iterations per step */
+  int projection_iterations;  /* iterations of the projections; 1: non-iterative */
+  double tol_projection;      /* convergence of iterative projections */
+  int exact_tangent;          /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
+  double tol_assembly;        /* initial assembly residual */
+  int max_assembly;           /* initial assembly iterations */
+  int linear_solver;          /* mb_linear_solver */
+  int refresh_each_iteration; /* 1: the Newton matrix refactorised at every iteration (Newton's
+                                 method), 0: once per step, then chord iterations while they
+                                 contract tenfold */
   int threads; /* of the adjoint's backward sweep: 0 chooses (2 from 64 coordinates with two
                   processors online, else 1), 1 or 2 */
 } mb_settings;
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
 void mb_settings_default(mb_settings* s);
+
+/* refresh_each_iteration of a name of simulation.tangent_refresh: "step" 0, "iteration" 1; or -1.
+ */
+int mb_tangent_refresh_parse(const char* name);
 
 /* The mb_linear_solver of a name ("auto", "dense", "sparse", "klu"), or -1; and the name of one. */
 int mb_linear_solver_parse(const char* name);
