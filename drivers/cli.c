@@ -216,26 +216,30 @@ int cli_method_option(const char* value, const char** method) {
   return 1;
 }
 
+/* the run options taking one of a few names: the option, its parser, what it expects, where it
+   goes */
+typedef struct name_option {
+  const char* option;
+  int (*parse)(const char* name);
+  const char* expected;
+  int* target;
+} name_option;
+
 int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
   const char* a = argv[*i];
   const char* next = *i + 1 < argc ? argv[*i + 1] : NULL;
-  if (!strcmp(a, "--linear-solver")) {
-    const int solver = next ? mb_linear_solver_parse(next) : -1;
-    if (solver < 0) {
-      cli_error("--linear-solver: expected auto, dense, sparse or klu, got '%s'", next ? next : "");
+  const name_option named[] = {
+      {"--linear-solver", mb_linear_solver_parse, "auto, dense, sparse or klu",
+       &run->linear_solver},
+      {"--tangent-refresh", mb_tangent_refresh_parse, "step or iteration", &run->refresh}};
+  for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
+    if (strcmp(a, named[k].option)) continue;
+    const int value = next ? named[k].parse(next) : -1;
+    if (value < 0) {
+      cli_error("%s: expected %s, got '%s'", a, named[k].expected, next ? next : "");
       return -1;
     }
-    run->linear_solver = solver;
-    (*i)++;
-    return 1;
-  }
-  if (!strcmp(a, "--tangent-refresh")) {
-    const int refresh = mb_tangent_refresh_parse(next);
-    if (refresh < 0) {
-      cli_error("--tangent-refresh: expected step or iteration, got '%s'", next ? next : "");
-      return -1;
-    }
-    run->refresh = refresh;
+    *named[k].target = value;
     (*i)++;
     return 1;
   }
