@@ -21,30 +21,65 @@ static inline void add_wtw(int dim, const double* W, double s, const double* w, 
   }
 }
 
+/* the scalar flags of the model's terms, or NULL (tangent models: the general products) */
+static inline const unsigned char* scalar_flags(const mb_model* m) {
+  return m->structure ? m->structure->term_scalar : NULL;
+}
+
+/* v += W x of term k: c x when W = c I (the same numbers: the products with the zeros of W add
+   nothing), else the full block */
+static inline void term_wx(const mb_model* m, const unsigned char* scalar, int k, const double* x,
+                           double* v) {
+  const double* W = m->term_W + 9 * k;
+  if (scalar && scalar[k]) {
+    const double c = W[0];
+    v[0] += c * x[0], v[1] += c * x[1];
+    if (m->dim == 3) v[2] += c * x[2];
+  } else {
+    mbu_add_wx(m->dim, W, x, 1, v);
+  }
+}
+
 void mb_lvec_eval(const mb_model* m, int lv, const double* q, double* v) {
   const double* c = m->lvec_const + 3 * lv;
+  const unsigned char* scalar = scalar_flags(m);
   v[0] = c[0], v[1] = c[1], v[2] = c[2];
   for (int k = m->lvec_termadr[lv], end = k + m->lvec_termnum[lv]; k < end; k++)
-    mbu_add_wx(m->dim, m->term_W + 9 * k, q + m->term_qadr[k], 1, v);
+    term_wx(m, scalar, k, q + m->term_qadr[k], v);
 }
 
 void mb_lvec_rate(const mb_model* m, int lv, const double* qd, double* vd) {
+  const unsigned char* scalar = scalar_flags(m);
   vd[0] = vd[1] = vd[2] = 0;
   for (int k = m->lvec_termadr[lv], end = k + m->lvec_termnum[lv]; k < end; k++)
-    mbu_add_wx(m->dim, m->term_W + 9 * k, qd + m->term_qadr[k], 1, vd);
+    term_wx(m, scalar, k, qd + m->term_qadr[k], vd);
+}
+
+/* g += s W^T w of term k, likewise */
+static inline void term_wtw(const mb_model* m, const unsigned char* scalar, int k, double s,
+                            const double* w, double* g) {
+  const double* W = m->term_W + 9 * k;
+  if (scalar && scalar[k]) {
+    const double c = W[0];
+    g[0] += s * (c * w[0]), g[1] += s * (c * w[1]);
+    if (m->dim == 3) g[2] += s * (c * w[2]);
+  } else {
+    add_wtw(m->dim, W, s, w, g);
+  }
 }
 
 void mb_lvec_add_jtw(const mb_model* m, int lv, double s, const double* w, double* g) {
+  const unsigned char* scalar = scalar_flags(m);
   for (int k = m->lvec_termadr[lv], end = k + m->lvec_termnum[lv]; k < end; k++)
-    add_wtw(m->dim, m->term_W + 9 * k, s, w, g + m->term_qadr[k]);
+    term_wtw(m, scalar, k, s, w, g + m->term_qadr[k]);
 }
 
 void mb_lvec_add_jtw_rows(const mb_model* m, int lv, double s, int nrow, const double (*w)[3],
                           double* const* rows, const int* off) {
+  const unsigned char* scalar = scalar_flags(m);
   const int k0 = m->lvec_termadr[lv];
   for (int t = 0; t < m->lvec_termnum[lv]; t++)
-    for (int r = 0; r < nrow; r++)
-      add_wtw(m->dim, m->term_W + 9 * (k0 + t), s, w[r], rows[r] + off[t]);
+    for (int r = 0; r < nrow; r++) term_wtw(m, scalar, k0 + t, s, w[r], rows[r] + off[t]);
 }
 
 void mb_lvec_add_jtgj(const mb_model* m, int a, int b, double s, const double* G, double* A) {

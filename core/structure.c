@@ -427,6 +427,20 @@ static int hessian_lists(builder* b, size_t nhess) {
   return compact_hessian(s, h);
 }
 
+/* which terms are a multiple of the identity, exactly: off the diagonal zero, on it equal */
+static unsigned char* scalar_terms(const mb_model* m) {
+  unsigned char* scalar = calloc((size_t)m->nterm + 1, 1);
+  if (!scalar) return NULL;
+  for (int k = 0; k < m->nterm; k++) {
+    const double* W = m->term_W + 9 * k;
+    int ok = 1;
+    for (int r = 0; r < m->dim; r++)
+      for (int c = 0; c < m->dim; c++) ok &= r == c ? W[4 * r] == W[0] : W[3 * r + c] == 0;
+    scalar[k] = (unsigned char)ok;
+  }
+  return scalar;
+}
+
 static void mass_values(const mb_model* m, mb_structure* s) {
   memset(s->mass, 0, sizeof(double) * (size_t)s->sys->nnz);
   for (int k = 0; k < m->nmass; k++)
@@ -535,6 +549,7 @@ mb_status mb_structure_build(mb_model* m, mb_error* err) {
   gram_map(&b);
   if (hessian_lists(&b, nhess)) goto done;
   mass_values(m, s);
+  if (!(s->term_scalar = scalar_terms(m))) goto done;
 
   /* the symbolic factorisations */
   s->dense = use_dense(m);
@@ -572,5 +587,6 @@ void mb_structure_free(mb_structure* s) {
   mb_solver_release(&s->projection);
   mb_pattern_free(s->sys);
   free(s->buffer);
+  free(s->term_scalar);
   free(s);
 }

@@ -39,17 +39,19 @@ typedef struct mb_structure {
   int* force_stride;
   /* the linear vectors the constraints use, evaluated once per pass (mb_data.lvcache) */
   int ncache;
-  int* cache_lvec;      /* (ncache) */
-  int* con_slot;        /* (ncon x 4) the cache slot of each linear vector of a constraint */
-  int* con_toff_adr;    /* (4 ncon + 1) first of the offsets of linear vector j of constraint i,
-                           at 4 i + j */
-  int* con_toff;        /* the offset in the constraint's row of Phi_q of each of its terms */
-  double* mass;         /* (sys->nnz) M on the system pattern */
-  double mass_diag_max; /* largest diagonal entry of M */
-  int dense;            /* 1 when the factorisations are dense */
-  mb_solver newton;     /* LU of the Newton matrix */
-  mb_solver projection; /* Cholesky of M + pen Phi_q^T S Phi_q */
-  void* buffer;         /* the allocation of the maps */
+  int* cache_lvec;   /* (ncache) */
+  int* con_slot;     /* (ncon x 4) the cache slot of each linear vector of a constraint */
+  int* con_toff_adr; /* (4 ncon + 1) first of the offsets of linear vector j of constraint i,
+                        at 4 i + j */
+  int* con_toff;     /* the offset in the constraint's row of Phi_q of each of its terms */
+  unsigned char* term_scalar; /* (nterm) 1 when W_k = c I, as every term of spatial natural
+                                 coordinates: products with it take c alone (bitwise the same) */
+  double* mass;               /* (sys->nnz) M on the system pattern */
+  double mass_diag_max;       /* largest diagonal entry of M */
+  int dense;                  /* 1 when the factorisations are dense */
+  mb_solver newton;           /* LU of the Newton matrix */
+  mb_solver projection;       /* Cholesky of M + pen Phi_q^T S Phi_q */
+  void* buffer;               /* the allocation of the maps */
 } mb_structure;
 
 /* The most coordinate blocks of one force element: each of its linear vectors lives on one body,
