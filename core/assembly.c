@@ -132,12 +132,18 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
   double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + (size_t)nc * nq));
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
   double *U = s + nsv + 1, *A = U + (size_t)nc * nc; /* U and A column-major */
+  /* the singular values first; the left vectors, which cost most, only to name a dependence */
   for (int i = 0; i < nc; i++)
     for (int j = 0; j < nq; j++) A[(size_t)j * nc + i] = J[(size_t)i * nq + j];
-  const int info = mbu_svd(nc, nq, A, s, U);
+  int info = mbu_svd(nc, nq, A, s, NULL);
   int rank = 0;
   for (int i = 0; i < nsv; i++)
     if (s[i] > 1e-9 * s[0]) rank++;
+  if (info == 0 && rank < nc) {
+    for (int i = 0; i < nc; i++)
+      for (int j = 0; j < nq; j++) A[(size_t)j * nc + i] = J[(size_t)i * nq + j];
+    info = mbu_svd(nc, nq, A, s, U);
+  }
   mb_status st = MB_OK;
   if (info != 0) {
     st = mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");

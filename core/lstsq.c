@@ -31,7 +31,9 @@ mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int
 
 int mbu_svd(int rows, int n, double* A, double* s, double* U) {
   const lapack_int m_ = rows, n_ = n, ldvt = 1;
-  const char jobu = 'A', jobvt = 'N';
+  const char jobu = U ? 'A' : 'N', jobvt = 'N';
+  double u = 0;
+  if (!U) U = &u; /* not referenced */
   lapack_int info = 0, lwork = -1;
   double query = 0, vt = 0;
   LAPACK_dgesvd(&jobu, &jobvt, &m_, &n_, A, &m_, s, U, &m_, &vt, &ldvt, &query, &lwork, &info);
