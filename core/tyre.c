@@ -50,8 +50,8 @@ static inline void dmul(int n, dn* r, const dn* a, const dn* b) {
   r->v = av * bv;
 }
 static inline void ddiv(int n, dn* r, const dn* a, const dn* b) {
-  const double av = a->v, bv = b->v;
-  for (int k = 0; k < n; k++) r->d[k] = (a->d[k] * bv - av * b->d[k]) / (bv * bv);
+  const double av = a->v, bv = b->v, inv = 1 / (bv * bv);
+  for (int k = 0; k < n; k++) r->d[k] = (a->d[k] * bv - av * b->d[k]) * inv;
   r->v = av / bv;
 }
 /* r = f(a), with f(a) = value and f'(a) = slope */
@@ -79,14 +79,14 @@ static inline void dsoftplus(int n, dn* r, const dn* a) {
   dchain(n, r, sp, sg, a);
 }
 /* c = a x b (c apart from a and b) */
-static void dcross(int n, dn* c, const dn* a, const dn* b) {
+static inline void dcross(int n, dn* c, const dn* a, const dn* b) {
   dn t;
   dmul(n, &c[0], &a[1], &b[2]), dmul(n, &t, &a[2], &b[1]), dsub(n, &c[0], &c[0], &t);
   dmul(n, &c[1], &a[2], &b[0]), dmul(n, &t, &a[0], &b[2]), dsub(n, &c[1], &c[1], &t);
   dmul(n, &c[2], &a[0], &b[1]), dmul(n, &t, &a[1], &b[0]), dsub(n, &c[2], &c[2], &t);
 }
 
-static void slip_eval(int n, const double* road, const dn* x, const dn* prm, dn* W) {
+static inline void slip_eval(int n, const double* road, const dn* x, const dn* prm, dn* W) {
   const dn *p = x, *s = x + 3, *E = x + 6, *v = x + 15, *Ed = x + 18;
   const dn *k = prm, *R = prm + 1, *Cx = prm + 2, *Cy = prm + 3, *mu = prm + 4;
   dn t, u, delta, N, w[3], c[3], vc[2], norm, f[2], vx, vy, muN, den, Fx, Fy, zF[3];
@@ -178,7 +178,14 @@ static void slip_eval_at(const mb_model* m, int i, const double* x, const double
     dconst(n, &P[j], prm[j]);
     if (dx) P[j].d[0] = dprm ? dprm[j] : 0;
   }
-  slip_eval(n, m->force_road + 3 * i, X, P, Wd);
+  /* one copy for each n, so that the derivative loops have a constant length */
+  const double* road = m->force_road + 3 * i;
+  if (n == NX)
+    slip_eval(NX, road, X, P, Wd);
+  else if (n == 1)
+    slip_eval(1, road, X, P, Wd);
+  else
+    slip_eval(0, road, X, P, Wd);
   for (int r = 0; r < 12; r++) {
     if (W) W[r] = Wd[r].v;
     if (D) memcpy(D[r], Wd[r].d, sizeof Wd[r].d);

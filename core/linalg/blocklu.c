@@ -244,7 +244,8 @@ static void blocklu_free(void* numeric) {
    and inlined with the constant block size, so that the compiler unrolls them */
 
 /* LU with partial pivoting of a diagonal block in place (piv: the row swapped with row k at
-   step k); 1 when singular */
+   step k), the diagonal of U stored as its reciprocals so that the solves multiply; 1 when
+   singular */
 static inline int block_lu(const int bs, double* D, int* piv) {
   for (int k = 0; k < bs; k++) {
     int p = k;
@@ -257,6 +258,7 @@ static inline int block_lu(const int bs, double* D, int* piv) {
       D[c * bs + k] = D[c * bs + p], D[c * bs + p] = t;
     }
     const double inv = 1 / D[k * bs + k];
+    D[k * bs + k] = inv;
     for (int i = k + 1; i < bs; i++) D[k * bs + i] *= inv;
     for (int c = k + 1; c < bs; c++)
       for (int i = k + 1; i < bs; i++) D[c * bs + i] -= D[k * bs + i] * D[c * bs + k];
@@ -273,7 +275,7 @@ static inline void block_solve(const int bs, const double* D, const int* piv, do
   for (int k = 0; k < bs; k++)
     for (int i = k + 1; i < bs; i++) x[i] -= D[k * bs + i] * x[k];
   for (int k = bs - 1; k >= 0; k--) {
-    x[k] /= D[k * bs + k];
+    x[k] *= D[k * bs + k];
     for (int i = 0; i < k; i++) x[i] -= D[k * bs + i] * x[k];
   }
 }
@@ -282,7 +284,7 @@ static inline void block_solve(const int bs, const double* D, const int* piv, do
 static inline void block_tsolve(const int bs, const double* D, const int* piv, double* x) {
   for (int k = 0; k < bs; k++) {
     for (int i = 0; i < k; i++) x[k] -= D[k * bs + i] * x[i];
-    x[k] /= D[k * bs + k];
+    x[k] *= D[k * bs + k];
   }
   for (int k = bs - 1; k >= 0; k--)
     for (int i = k + 1; i < bs; i++) x[k] -= D[k * bs + i] * x[i];
