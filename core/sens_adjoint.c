@@ -366,14 +366,18 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
   return st;
 }
 
+/* By default the sweep takes a second thread from this many coordinates: below, a step costs
+   too little for the hand-overs between the threads to pay. */
+#define MB_THREADED_MIN_COORDINATES 64
+
 /* The second point of a threaded sweep, when the settings ask for two threads or, by default,
-   when it pays: the model's steps are costly (the sparse path, above the dense crossover) and a
-   second processor is online. Its d is NULL otherwise; returns -1 when out of memory. */
+   when it pays: the model's steps are costly and a second processor is online. Its d is NULL
+   otherwise; returns -1 when out of memory. */
 static int second_point(const mb_model* m, sens_point* pt) {
   memset(pt, 0, sizeof *pt);
-  const int threads = m->opt.threads                                               ? m->opt.threads
-                      : !m->structure->dense && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2
-                                                                                   : 1;
+  const int by_default =
+      m->nq >= MB_THREADED_MIN_COORDINATES && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+  const int threads = m->opt.threads ? m->opt.threads : by_default;
   if (threads < 2) return 0;
   mb_data* d = mb_data_create(m);
   if (!d || sens_point_init(m, pt, d) != 0) {
