@@ -9,8 +9,8 @@
 #include "linalg.h"
 #include "mbopt/model.h"
 
-/* Models up to this many coordinates are factorised dense by default: the block sparse methods
-   are as fast from 6 coordinates on and faster from 10 (results/performance/crossover.md, by
+/* Models up to this many coordinates are factorised dense by default: the two are as fast at 4
+   coordinates and the block sparse methods faster from 6 (results/performance/crossover.md, by
    scripts/perf-crossover.sh). */
 #define MB_DENSE_MAX_COORDINATES 4
 
