@@ -250,6 +250,54 @@ int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
   return 1;
 }
 
+/* words of text wrapped to lines of at most width characters, each started at column `column`
+   (the first one where the caller's cursor stands) */
+static void print_wrapped(FILE* out, const char* text, int column, int width) {
+  int used = 0;
+  while (*text) {
+    const int len = (int)strcspn(text, " ");
+    if (used > 0 && used + 1 + len > width) {
+      fprintf(out, "\n%*s", column, "");
+      used = 0;
+    } else if (used > 0) {
+      fputc(' ', out);
+      used++;
+    }
+    fprintf(out, "%.*s", len, text);
+    used += len;
+    text += len;
+    text += strspn(text, " ");
+  }
+  fputc('\n', out);
+}
+
+void cli_run_options_help(FILE* out, int column, const char* refresh_default) {
+  char refresh[256];
+  snprintf(refresh, sizeof refresh,
+           "step or iteration: the Newton matrix refactorised once per step (then chord "
+           "iterations) or at every iteration (default: %s)",
+           refresh_default);
+  const char* options[][2] = {
+      {"--step H", "integration step in s (default: the spec's simulation.step)"},
+      {"--t-end T", "final time in s (default: the spec's simulation.t_end)"},
+      {"--linear-solver S",
+       "auto, dense, sparse or klu: how the Newton and projection matrices "
+       "are factorised (default: the spec's simulation.linear_solver, else "
+       "auto)"},
+      {"--tangent-refresh R", refresh}};
+  const int width = column < 60 ? 88 - column : 28; /* as wide as the hand-set help lines */
+  for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+    /* the description beside the option when it fits, else from the next line */
+    const int name = 2 + (int)strlen(options[k][0]);
+    fprintf(out, "  %s", options[k][0]);
+    if (name + 2 <= column)
+      fprintf(out, "%*s", column - name, "");
+    else
+      fprintf(out, "\n%*s", column, "");
+    print_wrapped(out, options[k][1], column, width);
+  }
+}
+
 double cli_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -2,6 +2,8 @@
 #ifndef MBOPT_CLI_H
 #define MBOPT_CLI_H
 
+#include <stdio.h>
+
 #include "mbopt/mbopt.h"
 
 /* exit codes */
@@ -54,9 +56,16 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
 int cli_method_option(const char* value, const char** method);
 
 /* Parses the options shared by the commands that simulate a SPEC: --step, --t-end,
-   --linear-solver. Returns 1 when argv[*i] was one of them (and advances *i), 0 when it was
-   not, -1 on error. */
+   --linear-solver, --tangent-refresh. Returns 1 when argv[*i] was one of them (and advances
+   *i), 0 when it was not, -1 on error. */
 int cli_run_option(int argc, char** argv, int* i, cli_run* run);
+
+/* Prints the help lines of those options, their descriptions from column `column` (0-based);
+   refresh_default: what --tangent-refresh defaults to. */
+void cli_run_options_help(FILE* out, int column, const char* refresh_default);
+
+/* The default of --tangent-refresh, as the help says it */
+#define CLI_REFRESH_DEFAULT "the spec's simulation.tangent_refresh, else step"
 
 /* The last branch of every command's argument loop: arg is the SPEC (stored in *spec) unless it
    looks like an option or a SPEC was given already. Returns CLI_OK, or CLI_USAGE after printing

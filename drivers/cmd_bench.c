@@ -21,17 +21,9 @@ static void bench_help(FILE* out) {
           "Options:\n"
           "  --repeat N    runs of each measurement (default 5)\n"
           "  --fd          time central differences even with more than 20 parameters\n"
-          "  --no-fd       do not time central differences\n"
-          "  --step H      integration step in s (default: the spec's simulation.step)\n"
-          "  --t-end T     final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S\n"
-          "                auto, dense, sparse or klu: how the Newton and projection\n"
-          "                matrices are factorised (default: the spec's\n"
-          "                simulation.linear_solver, else auto)\n"
-          "  --tangent-refresh R\n"
-          "                step or iteration: the Newton matrix refactorised once per step\n"
-          "                (then chord iterations) or at every iteration (default: the\n"
-          "                spec's simulation.tangent_refresh, else step)\n"
+          "  --no-fd       do not time central differences\n");
+  cli_run_options_help(out, 16, CLI_REFRESH_DEFAULT);
+  fprintf(out,
           "  --json        print the results as one JSON object\n"
           "  -h, --help    show this help\n");
 }

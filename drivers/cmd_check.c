@@ -23,17 +23,9 @@ static void check_help(FILE* out) {
           "  --fd-abs A        step of parameters whose value is 0 (default 1e-5)\n"
           "  --tolerance TOL   largest accepted relative difference (default 1e-5)\n"
           "  --method M        gradient method checked: forward, adjoint or auto (default: the\n"
-          "                    spec's \"sensitivity\", else auto)\n"
-          "  --step H          integration step in s (default: the spec's simulation.step)\n"
-          "  --t-end T         final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S\n"
-          "                    auto, dense, sparse or klu: how the Newton and projection\n"
-          "                    matrices are factorised (default: the spec's\n"
-          "                    simulation.linear_solver, else auto)\n"
-          "  --tangent-refresh R\n"
-          "                    step or iteration: the Newton matrix refactorised once per step\n"
-          "                    (then chord iterations) or at every iteration (default:\n"
-          "                    iteration, whatever the spec says)\n"
+          "                    spec's \"sensitivity\", else auto)\n");
+  cli_run_options_help(out, 20, "iteration, whatever the spec says");
+  fprintf(out,
           "  --json            print the table as one JSON object\n"
           "  -h, --help        show this help\n");
 }

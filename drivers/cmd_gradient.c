@@ -20,17 +20,9 @@ static void gradient_help(FILE* out) {
           "                   auto: the faster for this spec, predicted from a few measured\n"
           "                   steps (default: the spec's \"sensitivity\", else auto)\n"
           "  --checkpoint K   adjoint only: store every K-th state and recompute the segments\n"
-          "                   in between (less memory, about one more simulation)\n"
-          "  --step H         integration step in s (default: the spec's simulation.step)\n"
-          "  --t-end T        final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S\n"
-          "                   auto, dense, sparse or klu: how the Newton and projection\n"
-          "                   matrices are factorised (default: the spec's\n"
-          "                   simulation.linear_solver, else auto)\n"
-          "  --tangent-refresh R\n"
-          "                   step or iteration: the Newton matrix refactorised once per step\n"
-          "                   (then chord iterations) or at every iteration (default: the\n"
-          "                   spec's simulation.tangent_refresh, else step)\n"
+          "                   in between (less memory, about one more simulation)\n");
+  cli_run_options_help(out, 19, CLI_REFRESH_DEFAULT);
+  fprintf(out,
           "  --json           print one JSON object: parameters, functionals with value and\n"
           "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
           "  -h, --help       show this help\n");

@@ -14,15 +14,9 @@ static void simulate_help(FILE* out) {
           "Usage: mbopt simulate SPEC.json [options]\n"
           "Integrates the model of SPEC.json over its time span with ALI3-P (trapezoidal rule,\n"
           "augmented Lagrangian, mass-orthogonal projections) and prints a summary.\n\n"
-          "Options:\n"
-          "  --step H              integration step in s (default: the spec's simulation.step)\n"
-          "  --t-end T             final time in s (default: the spec's simulation.t_end)\n"
-          "  --linear-solver S     auto, dense, sparse or klu: how the Newton and projection\n"
-          "                        matrices are factorised (default: the spec's\n"
-          "                        simulation.linear_solver, else auto)\n"
-          "  --tangent-refresh R   step or iteration: the Newton matrix refactorised once per\n"
-          "                        step (then chord iterations) or at every iteration\n"
-          "                        (default: the spec's simulation.tangent_refresh, else step)\n"
+          "Options:\n");
+  cli_run_options_help(out, 24, CLI_REFRESH_DEFAULT);
+  fprintf(out,
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
           "  --set NAME=VALUE      set a parameter of the spec (repeatable)\n"
