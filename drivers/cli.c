@@ -74,6 +74,7 @@ int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   if (run && run->t_end > 0) d->settings.t_end = run->t_end;
   if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
   if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
+  if (run && run->threads >= 0) d->settings.threads = run->threads;
   if (d->settings.step > d->settings.t_end) {
     cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
               d->settings.t_end);
@@ -216,6 +217,11 @@ int cli_method_option(const char* value, const char** method) {
   return 1;
 }
 
+/* simulation.threads as the command line gives it: 0, 1 or 2; -1 otherwise */
+static int threads_parse(const char* text) {
+  return text && text[0] >= '0' && text[0] <= '2' && !text[1] ? text[0] - '0' : -1;
+}
+
 /* the run options taking one of a few names: the option, its parser, what it expects, where it
    goes */
 typedef struct name_option {
@@ -231,7 +237,8 @@ int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
   const name_option named[] = {
       {"--linear-solver", mb_linear_solver_parse, "auto, dense, sparse or klu",
        &run->linear_solver},
-      {"--tangent-refresh", mb_tangent_refresh_parse, "step or iteration", &run->refresh}};
+      {"--tangent-refresh", mb_tangent_refresh_parse, "step or iteration", &run->refresh},
+      {"--threads", threads_parse, "0, 1 or 2", &run->threads}};
   for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
     if (strcmp(a, named[k].option)) continue;
     const int value = next ? named[k].parse(next) : -1;
@@ -271,7 +278,7 @@ static void print_wrapped(FILE* out, const char* text, int column, int width) {
   fputc('\n', out);
 }
 
-void cli_run_options_help(FILE* out, int column, const char* refresh_default) {
+void cli_run_options_help(FILE* out, int column, const char* refresh_default, int adjoint) {
   char refresh[256];
   snprintf(refresh, sizeof refresh,
            "step or iteration: the Newton matrix refactorised once per step (then chord "
@@ -284,9 +291,14 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default) {
        "auto, dense, sparse or klu: how the Newton and projection matrices "
        "are factorised (default: the spec's simulation.linear_solver, else "
        "auto)"},
-      {"--tangent-refresh R", refresh}};
+      {"--tangent-refresh R", refresh},
+      {"--threads N",
+       "adjoint only: threads of the backward sweep, 1 or 2; 0 takes 2 from 64 "
+       "coordinates when two processors are online (default: the spec's "
+       "simulation.threads, else 0)"}};
   const int width = column < 60 ? 88 - column : 28; /* as wide as the hand-set help lines */
-  for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+  const size_t count = sizeof options / sizeof options[0] - (adjoint ? 0 : 1);
+  for (size_t k = 0; k < count; k++) {
     /* the description beside the option when it fits, else from the next line */
     const int name = 2 + (int)strlen(options[k][0]);
     fprintf(out, "  %s", options[k][0]);

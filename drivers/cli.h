@@ -21,14 +21,15 @@ void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse_positive(const char* name, const char* text, double* out);
 
 /* Command-line overrides of the spec's simulation settings (values <= 0 and a negative
-   linear_solver or refresh keep the spec's). */
+   linear_solver, refresh or threads keep the spec's). */
 typedef struct cli_run {
   double step, t_end;
   int linear_solver; /* mb_linear_solver */
   int refresh;       /* simulation.tangent_refresh: 0 step, 1 iteration */
+  int threads;       /* simulation.threads: 0 chooses, 1 or 2 */
 } cli_run;
 #define CLI_RUN_SPEC \
-  { 0, 0, -1, -1 }
+  { 0, 0, -1, -1, -1 }
 
 /* Loads a model description and applies the overrides of run (may be NULL). Returns an exit
    code. */
@@ -56,13 +57,14 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
 int cli_method_option(const char* value, const char** method);
 
 /* Parses the options shared by the commands that simulate a SPEC: --step, --t-end,
-   --linear-solver, --tangent-refresh. Returns 1 when argv[*i] was one of them (and advances
-   *i), 0 when it was not, -1 on error. */
+   --linear-solver, --tangent-refresh, --threads. Returns 1 when argv[*i] was one of them (and
+   advances *i), 0 when it was not, -1 on error. */
 int cli_run_option(int argc, char** argv, int* i, cli_run* run);
 
 /* Prints the help lines of those options, their descriptions from column `column` (0-based);
-   refresh_default: what --tangent-refresh defaults to. */
-void cli_run_options_help(FILE* out, int column, const char* refresh_default);
+   refresh_default: what --tangent-refresh defaults to; --threads only with `adjoint` (the
+   commands that may run an adjoint). */
+void cli_run_options_help(FILE* out, int column, const char* refresh_default, int adjoint);
 
 /* The default of --tangent-refresh, as the help says it */
 #define CLI_REFRESH_DEFAULT "the spec's simulation.tangent_refresh, else step"

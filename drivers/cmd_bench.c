@@ -22,7 +22,7 @@ static void bench_help(FILE* out) {
           "  --repeat N    runs of each measurement (default 5)\n"
           "  --fd          time central differences even with more than 20 parameters\n"
           "  --no-fd       do not time central differences\n");
-  cli_run_options_help(out, 16, CLI_REFRESH_DEFAULT);
+  cli_run_options_help(out, 16, CLI_REFRESH_DEFAULT, 1);
   fprintf(out,
           "  --json        print the results as one JSON object\n"
           "  -h, --help    show this help\n");

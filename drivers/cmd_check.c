@@ -24,7 +24,7 @@ static void check_help(FILE* out) {
           "  --tolerance TOL   largest accepted relative difference (default 1e-5)\n"
           "  --method M        gradient method checked: forward, adjoint or auto (default: the\n"
           "                    spec's \"sensitivity\", else auto)\n");
-  cli_run_options_help(out, 20, "iteration, whatever the spec says");
+  cli_run_options_help(out, 20, "iteration, whatever the spec says", 1);
   fprintf(out,
           "  --json            print the table as one JSON object\n"
           "  -h, --help        show this help\n");

@@ -21,7 +21,7 @@ static void gradient_help(FILE* out) {
           "                   steps (default: the spec's \"sensitivity\", else auto)\n"
           "  --checkpoint K   adjoint only: store every K-th state and recompute the segments\n"
           "                   in between (less memory, about one more simulation)\n");
-  cli_run_options_help(out, 19, CLI_REFRESH_DEFAULT);
+  cli_run_options_help(out, 19, CLI_REFRESH_DEFAULT, 1);
   fprintf(out,
           "  --json           print one JSON object: parameters, functionals with value and\n"
           "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"

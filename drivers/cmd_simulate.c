@@ -15,7 +15,7 @@ static void simulate_help(FILE* out) {
           "Integrates the model of SPEC.json over its time span with ALI3-P (trapezoidal rule,\n"
           "augmented Lagrangian, mass-orthogonal projections) and prints a summary.\n\n"
           "Options:\n");
-  cli_run_options_help(out, 24, CLI_REFRESH_DEFAULT);
+  cli_run_options_help(out, 24, CLI_REFRESH_DEFAULT, 0);
   fprintf(out,
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
@@ -151,6 +151,10 @@ int cmd_simulate(int argc, char** argv) {
     const char* next = i + 1 < argc ? argv[i + 1] : NULL;
     int t = cli_run_option(argc, argv, &i, &run);
     if (t < 0) return CLI_USAGE;
+    if (t > 0 && run.threads >= 0) {
+      cli_error("--threads: simulate runs no adjoint (gradient, check and bench take it)");
+      return CLI_USAGE;
+    }
     if (t > 0) continue;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       simulate_help(stdout);

@@ -51,6 +51,12 @@ mbopt_cli_test(gradient_json 0 "\"parameters\":\\[\"Ls1\",\"Ls2\",\"m_A1\",\"x_G
   gradient problems/fivebar.json --json)
 mbopt_cli_test(gradient_help 0 "Usage: mbopt gradient" 0 gradient --help)
 mbopt_cli_test(gradient_bad_method 2 "--method" 1 gradient problems/fivebar.json --method magic)
+mbopt_cli_test(gradient_bad_threads 2 "--threads: expected 0, 1 or 2, got '3'" 1
+  gradient problems/fivebar.json --threads 3)
+mbopt_cli_test(gradient_threads 0 "\"method\":\"adjoint\"" 0
+  gradient problems/fivebar.json --t-end 0.1 --method adjoint --threads 2 --json)
+mbopt_cli_test(simulate_threads 2 "--threads: simulate runs no adjoint" 1
+  simulate problems/fivebar.json --threads 1)
 mbopt_cli_test(gradient_no_functionals 3 "needs \"functionals\"" 1
   gradient tests/models/ok/features_planar.json)
 mbopt_cli_test(check_fivebar 0 "passed" 0 check problems/fivebar.json)
