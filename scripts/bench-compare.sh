@@ -40,6 +40,11 @@ Options:
                   (those of the working tree; default) -- own: each side runs in its own source
                   tree (the exported commit, or the repository root for the working tree), for
                   specs whose format changed between the two
+  --base-args ARGS, --new-args ARGS
+                  more arguments appended to every command of that side, split like a shell
+                  would split them: with --base and --new naming the same commit, a comparison
+                  of two settings of one build, e.g. --base-args '--threads 1' --new-args
+                  '--threads 2'
   --jobs N        parallel build jobs (default: nproc)
   --out FILE      also write a markdown report: the table, the exact command lines, both commits,
                   the date and the machine
@@ -61,6 +66,7 @@ prog=bench-compare
 new_hint='--new COMMIT measures a commit instead'
 
 repeat=5 base=${MBOPT_BENCH_BASE:-HEAD} new='' min_time=0.5 inputs=same out='' json=''
+base_args='' new_args=''
 jobs=$(nproc 2>/dev/null || echo 2)
 cmds=()
 while [ $# -gt 0 ]; do
@@ -71,6 +77,8 @@ while [ $# -gt 0 ]; do
   --min-time) need "$@"; min_time=$2; shift 2 ;;
   --inputs) need "$@"; inputs=$2; shift 2 ;;
   --jobs) need "$@"; jobs=$2; shift 2 ;;
+  --base-args) need "$@"; base_args=$2; shift 2 ;;
+  --new-args) need "$@"; new_args=$2; shift 2 ;;
   --) shift; cmds+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) cmds+=("$1"); shift ;;
@@ -107,6 +115,7 @@ export BENCH_ROOT=$root BENCH_REPEAT=$repeat BENCH_MIN_TIME=$min_time BENCH_INPU
 export BENCH_BASE_ARG=$base BENCH_BASE_HASH=$base_hash BENCH_BASE_BIN=$base_bin BENCH_BASE_CWD=$base_cwd
 export BENCH_NEW_ARG=${new:-} BENCH_NEW_HASH=$new_hash BENCH_NEW_BIN=$new_bin BENCH_NEW_CWD=$new_cwd
 export BENCH_NEW_KIND=$new_kind BENCH_OUT=$out BENCH_JSON=$json BENCH_JOBS=$jobs
+export BENCH_BASE_ARGS=$base_args BENCH_NEW_ARGS=$new_args
 python3 - "${cmds[@]}" <<'PY'
 """Runs the commands with both builds, alternating, and writes the table and the reports."""
 import datetime, json, math, os, shlex, statistics, subprocess, sys, time
@@ -121,6 +130,8 @@ cmds = sys.argv[1:]
 
 
 sides, dirty = build_sides.load_sides(root, E, "BENCH")
+# the arguments each side appends to every command (--base-args, --new-args)
+extra = {"base": shlex.split(E["BENCH_BASE_ARGS"]), "new": shlex.split(E["BENCH_NEW_ARGS"])}
 
 env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 env = {k: v for k, v in env.items() if not k.startswith("BENCH_")}
@@ -131,13 +142,15 @@ def run(side, argv, count, cmd):
     s = sides[side]
     t0 = time.perf_counter()
     for _ in range(count):
-        p = subprocess.run([s["bin"], *argv], cwd=s["cwd"], env=env, stdin=subprocess.DEVNULL,
+        p = subprocess.run([s["bin"], *argv, *extra[side]], cwd=s["cwd"], env=env,
+                           stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if p.returncode != 0:
             err = p.stderr.decode(errors="replace").rstrip()
             sys.stderr.write("\nbench-compare: the %s side (%s) failed on `mbopt %s` "
                              "(exit status %d, in %s)%s\n" % (
-                                 side, s["label"], cmd, p.returncode, s["cwd"],
+                                 side, s["label"], " ".join([cmd] + extra[side]), p.returncode,
+                                 s["cwd"],
                                  ":\n" + err if err else " and wrote nothing on stderr"))
             if side == "base" and E["BENCH_INPUTS"] == "same":
                 sys.stderr.write("bench-compare: if the spec format changed since the base, "
@@ -200,7 +213,8 @@ intro = [
     "new:  %s  (%s)" % (sides["new"]["label"], sides["new"]["subject"]),
     "Release builds, OPENBLAS_NUM_THREADS=1 on both sides; %d samples per side and command, "
     "base and new alternating; wall-clock seconds per run; speed-up = base / new" % repeat,
-]
+] + ["%s arguments appended to every command: %s" % (side, " ".join(extra[side]))
+     for side in ("base", "new") if extra[side]]
 table = [line(head), line(head2), line(["-" * w for w in widths])] + [line(r) for r in rows]
 print("\n".join(intro + [""] + table))
 sys.stdout.flush()
@@ -208,9 +222,11 @@ sys.stdout.flush()
 
 machine = build_sides.machine()
 date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
-invocation = "scripts/bench-compare.sh --repeat %d --base %s%s --min-time %s --inputs %s -- %s" % (
+invocation = "scripts/bench-compare.sh --repeat %d --base %s%s%s --min-time %s --inputs %s -- %s" % (
     repeat, shlex.quote(sides["base"]["hash"][:12]),
     " --new " + shlex.quote(sides["new"]["hash"][:12]) if E["BENCH_NEW_KIND"] == "commit" else "",
+    "".join(" --%s-args %s" % (side, shlex.quote(" ".join(extra[side])))
+            for side in ("base", "new") if extra[side]),
     E["BENCH_MIN_TIME"], E["BENCH_INPUTS"], " ".join(shlex.quote(c) for c in cmds))
 
 if E["BENCH_OUT"]:
@@ -218,6 +234,10 @@ if E["BENCH_OUT"]:
           "Measured %s by `scripts/bench-compare.sh` in %.0f s (the builds apart); rerun "
           "with" % (date, elapsed), "",
           "    " + invocation, ""] + build_sides.md_sides(root, sides, dirty)
+    for side in ("base", "new"):
+        if extra[side]:
+            md += ["", "Arguments appended to every command of the %s side: `%s`." % (
+                side, " ".join(extra[side]))]
     md += ["", "Both sides are Release builds (`cmake -DCMAKE_BUILD_TYPE=Release`) run with "
            "OPENBLAS_NUM_THREADS=1 (single-threaded BLAS). Per command: one warm-up run of each "
            "side (not counted), then %d samples per side, base and new alternating; a sample is "
@@ -232,7 +252,7 @@ if E["BENCH_OUT"]:
             s = sides[side]
             line_ = "OPENBLAS_NUM_THREADS=1 %s %s" % (
                 shlex.quote(s["bin"] if s["cwd"] != root else build_sides.rel(root, s["bin"])),
-                " ".join(shlex.quote(a) for a in r["argv"]))
+                " ".join(shlex.quote(a) for a in r["argv"] + extra[side]))
             if s["cwd"] != root:
                 line_ = "(cd %s && %s)" % (shlex.quote(build_sides.rel(root, s["cwd"])), line_)
             md.append("    %s  # %s" % (line_, side))
@@ -249,7 +269,8 @@ if E["BENCH_JSON"]:
     for side in ("base", "new"):
         s = sides[side]
         doc[side] = {"label": s["label"], "commit": s["hash"], "subject": s["subject"],
-                     "requested": s["arg"], "binary": s["bin"], "cwd": s["cwd"]}
+                     "requested": s["arg"], "binary": s["bin"], "cwd": s["cwd"],
+                     "extra_arguments": extra[side]}
     doc["commands"] = results
     with open(E["BENCH_JSON"], "w") as f:
         json.dump(doc, f, indent=1)
