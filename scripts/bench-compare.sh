@@ -45,6 +45,8 @@ Options:
                   would split them: with --base and --new naming the same commit, a comparison
                   of two settings of one build, e.g. --base-args '--threads 1' --new-args
                   '--threads 2'
+  --load N        keep N busy processes (shell loops) running beside the timed runs, as on a
+                  machine shared with other work (default 0)
   --jobs N        parallel build jobs (default: nproc)
   --out FILE      also write a markdown report: the table, the exact command lines, both commits,
                   the date and the machine
@@ -66,7 +68,7 @@ prog=bench-compare
 new_hint='--new COMMIT measures a commit instead'
 
 repeat=5 base=${MBOPT_BENCH_BASE:-HEAD} new='' min_time=0.5 inputs=same out='' json=''
-base_args='' new_args=''
+base_args='' new_args='' load=0
 jobs=$(nproc 2>/dev/null || echo 2)
 cmds=()
 while [ $# -gt 0 ]; do
@@ -79,6 +81,7 @@ while [ $# -gt 0 ]; do
   --jobs) need "$@"; jobs=$2; shift 2 ;;
   --base-args) need "$@"; base_args=$2; shift 2 ;;
   --new-args) need "$@"; new_args=$2; shift 2 ;;
+  --load) need "$@"; load=$2; shift 2 ;;
   --) shift; cmds+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) cmds+=("$1"); shift ;;
@@ -86,6 +89,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || bad_usage "--repeat wants a positive integer, not '$repeat'"
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs wants a positive integer, not '$jobs'"
+[[ $load =~ ^[0-9]+$ ]] || bad_usage "--load wants a count of processes, not '$load'"
 [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || bad_usage "--min-time wants seconds, not '$min_time'"
 case $inputs in same | own) ;; *) bad_usage "--inputs is same or own, not '$inputs'" ;; esac
 if [ ${#cmds[@]} -eq 0 ]; then
@@ -115,10 +119,10 @@ export BENCH_ROOT=$root BENCH_REPEAT=$repeat BENCH_MIN_TIME=$min_time BENCH_INPU
 export BENCH_BASE_ARG=$base BENCH_BASE_HASH=$base_hash BENCH_BASE_BIN=$base_bin BENCH_BASE_CWD=$base_cwd
 export BENCH_NEW_ARG=${new:-} BENCH_NEW_HASH=$new_hash BENCH_NEW_BIN=$new_bin BENCH_NEW_CWD=$new_cwd
 export BENCH_NEW_KIND=$new_kind BENCH_OUT=$out BENCH_JSON=$json BENCH_JOBS=$jobs
-export BENCH_BASE_ARGS=$base_args BENCH_NEW_ARGS=$new_args
+export BENCH_BASE_ARGS=$base_args BENCH_NEW_ARGS=$new_args BENCH_LOAD=$load
 python3 - "${cmds[@]}" <<'PY'
 """Runs the commands with both builds, alternating, and writes the table and the reports."""
-import datetime, json, math, os, shlex, statistics, subprocess, sys, time
+import atexit, datetime, json, math, os, shlex, statistics, subprocess, sys, time
 
 E = os.environ
 root = E["BENCH_ROOT"]
@@ -163,6 +167,21 @@ def fmt_s(x):
     return "%.4f" % x if x < 10 else "%.3f" % x if x < 100 else "%.1f" % x
 
 
+# --load: busy processes beside the timed runs, ended with the timing
+load = int(E["BENCH_LOAD"])
+busy = []
+
+
+@atexit.register
+def end_load():
+    for b in busy:
+        b.kill()
+        b.wait()
+    busy.clear()
+
+
+busy += [subprocess.Popen(["sh", "-c", "while :; do :; done"], stdin=subprocess.DEVNULL)
+         for _ in range(load)]
 results = []
 started = time.time()
 for i, cmd in enumerate(cmds):
@@ -192,6 +211,7 @@ for i, cmd in enumerate(cmds):
     row["speedup_median"] = row["base"]["median"] / row["new"]["median"]
     results.append(row)
 elapsed = time.time() - started
+end_load()
 
 # the table
 head = ["command", "runs/", "base min", "base med", "new min", "new med", "speed-up",
@@ -214,7 +234,8 @@ intro = [
     "Release builds, OPENBLAS_NUM_THREADS=1 on both sides; %d samples per side and command, "
     "base and new alternating; wall-clock seconds per run; speed-up = base / new" % repeat,
 ] + ["%s arguments appended to every command: %s" % (side, " ".join(extra[side]))
-     for side in ("base", "new") if extra[side]]
+     for side in ("base", "new") if extra[side]] + (
+    ["%d busy processes ran beside the timed runs (--load)" % load] if load else [])
 table = [line(head), line(head2), line(["-" * w for w in widths])] + [line(r) for r in rows]
 print("\n".join(intro + [""] + table))
 sys.stdout.flush()
@@ -226,7 +247,7 @@ invocation = "scripts/bench-compare.sh --repeat %d --base %s%s%s --min-time %s -
     repeat, shlex.quote(sides["base"]["hash"][:12]),
     " --new " + shlex.quote(sides["new"]["hash"][:12]) if E["BENCH_NEW_KIND"] == "commit" else "",
     "".join(" --%s-args %s" % (side, shlex.quote(" ".join(extra[side])))
-            for side in ("base", "new") if extra[side]),
+            for side in ("base", "new") if extra[side]) + (" --load %d" % load if load else ""),
     E["BENCH_MIN_TIME"], E["BENCH_INPUTS"], " ".join(shlex.quote(c) for c in cmds))
 
 if E["BENCH_OUT"]:
@@ -238,6 +259,9 @@ if E["BENCH_OUT"]:
         if extra[side]:
             md += ["", "Arguments appended to every command of the %s side: `%s`." % (
                 side, " ".join(extra[side]))]
+    if load:
+        md += ["", "%d busy process%s (`sh -c 'while :; do :; done'`) ran beside the timed runs "
+               "(--load), as on a machine shared with other work." % (load, "es" if load > 1 else "")]
     md += ["", "Both sides are Release builds (`cmake -DCMAKE_BUILD_TYPE=Release`) run with "
            "OPENBLAS_NUM_THREADS=1 (single-threaded BLAS). Per command: one warm-up run of each "
            "side (not counted), then %d samples per side, base and new alternating; a sample is "
@@ -263,7 +287,7 @@ if E["BENCH_OUT"]:
 
 if E["BENCH_JSON"]:
     doc = {"date": date, "elapsed_seconds": elapsed, "invocation": invocation,
-           "repeat": repeat, "min_time": min_time, "inputs": E["BENCH_INPUTS"],
+           "repeat": repeat, "min_time": min_time, "inputs": E["BENCH_INPUTS"], "load": load,
            "env": {"OPENBLAS_NUM_THREADS": "1"}, "machine": machine,
            "uncommitted_changes": dirty}
     for side in ("base", "new"):
