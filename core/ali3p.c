@@ -35,15 +35,22 @@ double mb_projection_penalty(const mb_model* m, mb_data* d) {
   return fmin(m->opt.penalty, auto_penalty);
 }
 
-mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err) {
+/* out = M + penalty Phi_q^T S Phi_q on the system pattern: from the Gram product `gram` when it is
+   given, else from d->phiq */
+static void mass_plus_gram(const mb_model* m, const mb_data* d, const double* gram, double penalty,
+                           double* out) {
   const mb_structure* st = m->structure;
-  const double penalty = mb_projection_penalty(m, d);
   if (gram) {
-    for (int k = 0; k < st->sys->nnz; k++) d->proj[k] = st->mass[k] + penalty * gram[k];
+    for (int k = 0; k < st->sys->nnz; k++) out[k] = st->mass[k] + penalty * gram[k];
   } else {
-    memcpy(d->proj, st->mass, sizeof(double) * st->sys->nnz);
-    mb_constraints_add_gram(m, d->phiq, NULL, penalty, d->proj);
+    memcpy(out, st->mass, sizeof(double) * st->sys->nnz);
+    mb_constraints_add_gram(m, d->phiq, NULL, penalty, out);
   }
+}
+
+mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err) {
+  const double penalty = mb_projection_penalty(m, d);
+  mass_plus_gram(m, d, gram, penalty, d->proj);
   d->proj_penalty = penalty;
   if (mb_factor_compute(d->projection, d->proj) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR,
@@ -108,16 +115,9 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
 
 void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact,
                       const double* gram, double* T, double* damp) {
-  const mb_structure* st = m->structure;
-  const int nnz = st->sys->nnz;
+  const int nnz = m->structure->sys->nnz;
   const double h = m->opt.step, gh = m->opt.gamma * h, bh2 = m->opt.beta * h * h;
-  const double penalty = bh2 * m->opt.penalty;
-  if (gram) {
-    for (int k = 0; k < nnz; k++) T[k] = st->mass[k] + penalty * gram[k];
-  } else {
-    memcpy(T, st->mass, sizeof(double) * nnz);
-    mb_constraints_add_gram(m, d->phiq, NULL, penalty, T);
-  }
+  mass_plus_gram(m, d, gram, bh2 * m->opt.penalty, T);
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
   /* the forces' beta h^2 K straight into T, and gamma h C too unless C is wanted apart */
   if (damp) memset(damp, 0, sizeof(double) * nnz);
