@@ -136,49 +136,8 @@ static void lu_solve_multi(const dense* f, int transpose, int nrhs, double* B) {
 /* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
 static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
   const dense* f = numeric;
-  const int n = f->n;
-  const double* a = f->a;
-  for (; nrhs > 1; nrhs -= MULTI, B += (size_t)MULTI * n) {
-    lu_solve_multi(f, transpose, nrhs < MULTI ? nrhs : MULTI, B);
-    if (nrhs <= MULTI) return;
-  }
-  for (int c = 0; c < nrhs; c++) {
-    double* x = B + (size_t)c * n;
-    if (!transpose) {
-      for (int k = 0; k < n; k++)
-        if (f->piv[k] != k) {
-          const double t = x[k];
-          x[k] = x[f->piv[k]], x[f->piv[k]] = t;
-        }
-      for (int k = 0; k < n; k++) {
-        const double xk = x[k];
-        if (xk != 0)
-          for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
-      }
-      for (int k = n - 1; k >= 0; k--) {
-        x[k] *= f->rdiag[k];
-        const double xk = x[k];
-        if (xk != 0)
-          for (int i = 0; i < k; i++) x[i] -= a[(size_t)k * n + i] * xk;
-      }
-    } else {
-      for (int k = 0; k < n; k++) {
-        double s = x[k];
-        for (int i = 0; i < k; i++) s -= a[(size_t)k * n + i] * x[i];
-        x[k] = s * f->rdiag[k];
-      }
-      for (int k = n - 1; k >= 0; k--) {
-        double s = x[k];
-        for (int i = k + 1; i < n; i++) s -= a[(size_t)k * n + i] * x[i];
-        x[k] = s;
-      }
-      for (int k = n - 1; k >= 0; k--)
-        if (f->piv[k] != k) {
-          const double t = x[k];
-          x[k] = x[f->piv[k]], x[f->piv[k]] = t;
-        }
-    }
-  }
+  for (int c = 0; c < nrhs; c += MULTI)
+    lu_solve_multi(f, transpose, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
 }
 
 /* A = L L^T in the lower triangle */
@@ -230,26 +189,8 @@ static void cholesky_solve_multi(const dense* f, int nrhs, double* B) {
 static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
   (void)transpose; /* symmetric */
   const dense* f = numeric;
-  const int n = f->n;
-  const double* a = f->a;
-  for (; nrhs > 1; nrhs -= MULTI, B += (size_t)MULTI * n) {
-    cholesky_solve_multi(f, nrhs < MULTI ? nrhs : MULTI, B);
-    if (nrhs <= MULTI) return;
-  }
-  for (int c = 0; c < nrhs; c++) {
-    double* x = B + (size_t)c * n;
-    for (int k = 0; k < n; k++) {
-      x[k] *= f->rdiag[k];
-      const double xk = x[k];
-      if (xk != 0)
-        for (int i = k + 1; i < n; i++) x[i] -= a[(size_t)k * n + i] * xk;
-    }
-    for (int k = n - 1; k >= 0; k--) {
-      double s = x[k];
-      for (int i = k + 1; i < n; i++) s -= a[(size_t)k * n + i] * x[i];
-      x[k] = s * f->rdiag[k];
-    }
-  }
+  for (int c = 0; c < nrhs; c += MULTI)
+    cholesky_solve_multi(f, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
 }
 
 const mb_solver_method mb_dense_lu = {"dense LU", dense_analyze, dense_free_symbolic, dense_create,
