@@ -56,19 +56,10 @@ static void spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian
   mb_local_jacobian(m, &L, a, Ja);
   mb_local_jacobian(m, &L, b, Jd);
   for (int e = 0; e < dim * n; e++) Jd[e] -= Ja[e];
-  for (int r = 0; r < dim; r++)
-    for (int col = 0; col < n; col++) {
-      double sum = 0;
-      for (int j = 0; j < dim; j++) sum += G[3 * r + j] * Jd[j * n + col];
-      GJ[r * n + col] = sum;
-    }
+  mb_local_premul(n, G, 3, dim, Jd, dim, GJ);
   mb_local_add_ptq(m, &L, jac->K, jac->ks, Jd, GJ, dim);
   if (c == 0) return;
-  for (int col = 0; col < n; col++) {
-    double sum = 0;
-    for (int r = 0; r < dim; r++) sum += s.u[r] * Jd[r * n + col];
-    w[col] = sum;
-  }
+  mb_local_premul(n, s.u, 3, 1, Jd, dim, w);
   mb_local_add_ptq(m, &L, jac->C, jac->cs * c, w, w, 1);
 }
 
@@ -116,14 +107,12 @@ static void tyre_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* 
      blocks: outer products of the rows J^T e_z and J^T dFz/dp, J^T dFz/dv */
   const mb_local L = mb_force_local(m, i);
   const int n = 3 * L.nb;
-  double J[3 * MB_LOCAL_COORDS], wp[MB_LOCAL_COORDS], wv[MB_LOCAL_COORDS];
+  double J[3 * MB_LOCAL_COORDS], w[2 * MB_LOCAL_COORDS];
+  const double dpv[6] = {t.dp[0], t.dp[1], t.dp[2], t.dv[0], t.dv[1], t.dv[2]};
   mb_local_jacobian(m, &L, a, J);
-  for (int col = 0; col < n; col++) {
-    wp[col] = t.dp[0] * J[col] + t.dp[1] * J[n + col] + t.dp[2] * J[2 * n + col];
-    wv[col] = t.dv[0] * J[col] + t.dv[1] * J[n + col] + t.dv[2] * J[2 * n + col];
-  }
-  mb_local_add_ptq(m, &L, jac->K, -jac->ks, J + 2 * n, wp, 1);
-  mb_local_add_ptq(m, &L, jac->C, -jac->cs, J + 2 * n, wv, 1);
+  mb_local_premul(n, dpv, 3, 2, J, 3, w); /* dFz/dp^T J, then dFz/dv^T J */
+  mb_local_add_ptq(m, &L, jac->K, -jac->ks, J + 2 * n, w, 1);
+  mb_local_add_ptq(m, &L, jac->C, -jac->cs, J + 2 * n, w + n, 1);
 }
 
 /* components of a point force or torque at time t */

@@ -153,6 +153,16 @@ void mb_local_jacobian(const mb_model* m, const mb_local* L, int lv, double* J) 
   }
 }
 
+void mb_local_premul(int n, const double* W, int ws, int r, const double* P, int k, double* Q) {
+  memset(Q, 0, sizeof(double) * r * n);
+  for (int j = 0; j < k; j++)
+    for (int c = 0; c < n; c++) {
+      const double pjc = P[j * n + c];
+      if (pjc != 0)
+        for (int i = 0; i < r; i++) Q[i * n + c] += W[i * ws + j] * pjc;
+    }
+}
+
 /* A += s K block by block, K (dim nb x dim nb, row-major) on L's coordinates, for a constant dim;
    only the block rows marked in used (the others of K are zero and were never written) */
 static inline void local_scatter(const int dim, const mb_local* L, double* restrict A, double s,

@@ -75,6 +75,11 @@ mb_local mb_force_local(const mb_model* m, int i);
    which hold all of lv's. */
 void mb_local_jacobian(const mb_model* m, const mb_local* L, int lv, double* J);
 
+/* Q (r x n, row-major) = W P: W (r x k, row stride ws) times P (k x n, row-major), rows of
+   Jacobians on the n = dim nb coordinates of a force element's blocks; the zero entries of P, most
+   of them, cost nothing. */
+void mb_local_premul(int n, const double* W, int ws, int r, const double* P, int k, double* Q);
+
 /* A (values on the system pattern) += s P^T Q, with P and Q (r x dim nb, row-major) on L's
    coordinates: the Jacobian products of force elements (J^T G J as P = J, Q = G J). */
 void mb_local_add_ptq(const mb_model* m, const mb_local* L, double* A, double s, const double* P,

@@ -219,16 +219,8 @@ void mb_tyre_slip(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) 
   for (int r = 0; r < 4; r++) mb_local_jacobian(m, &B, L.row[r], Jrow + 3 * r * n);
   for (int vel = 0; vel < 2; vel++) {
     /* DJ = D_pos J_pos or D_vel J_rows (12 x n), then -J_rows^T DJ */
-    const double* J = vel ? Jrow : Jpos;
-    const int k0 = vel ? NPOS : 0, nk = vel ? 12 : NPOS;
-    memset(DJ, 0, sizeof(double) * 12 * n);
-    for (int k = 0; k < nk; k++)
-      for (int c = 0; c < n; c++) {
-        /* the Jacobians of linear vectors are mostly zero (a few blocks, often diagonal) */
-        const double jkc = J[k * n + c];
-        if (jkc != 0)
-          for (int r = 0; r < 12; r++) DJ[r * n + c] += D[r][k0 + k] * jkc;
-      }
+    const int k0 = vel ? NPOS : 0;
+    mb_local_premul(n, &D[0][k0], NX, 12, vel ? Jrow : Jpos, vel ? 12 : NPOS, DJ);
     mb_local_add_ptq(m, &B, vel ? jac->C : jac->K, vel ? -jac->cs : -jac->ks, Jrow, DJ, 12);
   }
 }
