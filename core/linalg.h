@@ -45,9 +45,6 @@ void mb_pairs_free(mb_pairs* pairs);
    memory. Free with mb_pattern_free. */
 mb_pattern* mb_pattern_create(int nb, int bs, const mb_pairs* pairs);
 
-/* The full (dense) pattern of order n in blocks of 1: entry (i, j) at j n + i. */
-mb_pattern* mb_pattern_dense(int n);
-
 void mb_pattern_free(mb_pattern* p);
 
 /* Entry of element (0, 0) of block (I, J), or -1 when the block is absent; *stride receives the

@@ -110,15 +110,6 @@ mb_pattern* mb_pattern_create(int nb, int bs, const mb_pairs* pairs) {
   return p;
 }
 
-mb_pattern* mb_pattern_dense(int n) {
-  mb_pattern* p = pattern_alloc(n, 1, n * n);
-  if (!p) return NULL;
-  for (int J = 0; J <= n; J++) p->bcolptr[J] = J * n;
-  for (int k = 0; k < n * n; k++) p->browind[k] = k % n;
-  expand_blocks(p);
-  return p;
-}
-
 void mb_pattern_free(mb_pattern* p) {
   free(p);
 }
