@@ -113,11 +113,11 @@ mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err) {
   return project_state(m, d, err);
 }
 
-void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact,
+void mb_newton_matrix(const mb_model* m, mb_data* d, double alpha, const double* mult, int exact,
                       const double* gram, double* T, double* damp) {
   const int nnz = m->structure->sys->nnz;
   const double h = m->opt.step, gh = m->opt.gamma * h, bh2 = m->opt.beta * h * h;
-  mass_plus_gram(m, d, gram, bh2 * m->opt.penalty, T);
+  mass_plus_gram(m, d, gram, bh2 * alpha, T);
   if (exact) mb_constraints_add_hessian(m, d, mult, bh2, T);
   /* the forces' beta h^2 K straight into T, and gamma h C too unless C is wanted apart */
   if (damp) memset(damp, 0, sizeof(double) * nnz);
@@ -129,14 +129,13 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exa
 
 /* The Newton residual r = beta h^2 (M qdd + Phi_q^T (lambda + alpha Phi) - Q) at the current q,
    whose constraints are evaluated; with tangent, also the Newton matrix into d->tangent. */
-static void newton_system(const mb_model* m, mb_data* d, double* r, int tangent) {
+static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r, int tangent) {
   const int nq = m->nq, nc = m->ncon;
-  const double h = m->opt.step, beta = m->opt.beta;
-  const double alpha = m->opt.penalty, bh2 = beta * h * h;
+  const double h = m->opt.step, beta = m->opt.beta, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
   for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
   if (tangent)
-    mb_newton_matrix(m, d, mult, m->opt.exact_tangent, NULL, d->tangent, NULL);
+    mb_newton_matrix(m, d, alpha, mult, m->opt.exact_tangent, NULL, d->tangent, NULL);
   else
     mb_forces_into(m, d, NULL);
   memset(r, 0, sizeof(double) * nq);
@@ -153,10 +152,76 @@ static void newton_system(const mb_model* m, mb_data* d, double* r, int tangent)
    its directions enough to stall the iteration. */
 #define MB_CHORD_RATE 0.1
 
+/* Near a singular position Phi_q loses rank: along its vanishing singular value sigma the
+   multiplier update contracts only by 1 / (1 + c sigma^2) per iteration (c the scaled penalty,
+   compile.c), and Newton iterations slower than MB_SLOW_RATE, MB_SLOW_ITERATIONS in a row, show
+   it. Then either the positions have stopped moving (|dq| within tolerance): no small motion
+   reduces the constraints left, and up to MB_STALL_PHI times the constraint tolerance they are
+   the singular position's own (of the order sigma times the tolerance on q); the step is
+   accepted as passed. Or, when the iteration would need more than MB_SLOW_REMAINING further
+   iterations at its rate, the step's penalty is raised by MB_PENALTY_BOOST, at most to
+   MB_PENALTY_BOOST_MAX times the model's: round-off in q grows with it, so only these steps
+   pay. A stall with larger constraints is a mechanism that cannot follow (it locks). */
+#define MB_SLOW_RATE 0.5
+#define MB_SLOW_ITERATIONS 3
+#define MB_SLOW_REMAINING 10
+#define MB_STALL_PHI 100
+#define MB_PENALTY_BOOST 100
+#define MB_PENALTY_BOOST_MAX 1e4
+/* A constraint violation above that, decreasing by less than MB_STUCK_PHI_RATE per slow
+   iteration after the penalty is raised in full: the mechanism cannot follow (it locks) */
+#define MB_STUCK_PHI_RATE 0.99
+/* Newton corrections growing this many iterations in a row: the iteration diverges */
+#define MB_DIVERGING_ITERATIONS 4
+
+/* The largest constraint violation, with its index into *worst */
+static double largest_violation(const mb_model* m, const mb_data* d, int* worst) {
+  double v = 0;
+  *worst = 0;
+  for (int i = 0; i < m->ncon; i++)
+    if (fabs(d->phi[i]) > v) v = fabs(d->phi[i]), *worst = i;
+  return v;
+}
+
+/* The error of a step whose Newton iteration did not converge: what failed and what helps. */
+static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, double dq_norm,
+                                double rate, int locked, int growing, mb_error* err) {
+  int worst;
+  const double phi = largest_violation(m, d, &worst);
+  const char* label = m->ncon ? m->con_label + MB_LABEL_LEN * worst : "";
+  if (growing >= MB_DIVERGING_ITERATIONS)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: Newton iteration diverges (|dq| grew to %.3g in %d iterations): "
+                        "the motion changes too much in one step; a smaller step (--step %g) "
+                        "follows it",
+                        d->t, dq_norm, it, m->opt.step / 4);
+  if (locked)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: the constraints cannot be satisfied: |Phi| stays at %.3g (%s) "
+                        "whatever the positions; the mechanism locks (a driver or a "
+                        "prescribed motion takes it where its joints cannot follow, or the "
+                        "geometry is wrong); a smaller step does not help: check the drivers' "
+                        "functions and the joint positions",
+                        d->t, phi, label);
+  if (rate > MB_SLOW_RATE)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
+                        "m, |Phi| = %.3g at %s), contracting only by %.2f per iteration: the "
+                        "constraints are nearly singular here (a dead point, or the mechanism "
+                        "locking); if it locks, check the drivers' functions and the joint "
+                        "positions, else raise simulation.max_newton above %d",
+                        d->t, it, dq_norm, phi, label, rate, m->opt.max_newton);
+  return mb_error_set(err, MB_NEWTON_FAILED,
+                      "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
+                      "m, |Phi| = %.3g at %s); simulation.max_newton above %d, or a smaller "
+                      "step (--step %g), gives it more room",
+                      d->t, it, dq_norm, phi, label, m->opt.max_newton, m->opt.step / 4);
+}
+
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double alpha = m->opt.penalty;
+  double alpha = m->opt.penalty; /* raised for this step only near singular positions */
 
   /* Newmark history terms of the previous step (eqs. 2), then the prediction */
   for (int i = 0; i < nq; i++) {
@@ -170,12 +235,13 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
 
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
   double* r = d->work + 2 * nq;
-  double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY;
-  int it = 0, converged = 0, refresh = 1, newton = 0;
+  double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY, rate = 0;
+  int it = 0, converged = 0, refresh = 1, newton = 0, slow = 0, growing = 0, stuck = 0, locked = 0,
+      raised = 0;
   newmark_rates(m, d);
   mb_constraints_positions(m, d);
-  while (!converged && it < m->opt.max_newton) {
-    newton_system(m, d, r, refresh);
+  while (!converged && it < m->opt.max_newton && growing < MB_DIVERGING_ITERATIONS) {
+    newton_system(m, d, alpha, r, refresh);
     if (!mbu_all_finite(nq, r))
       return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints", d->t);
     if (refresh && mb_factor_compute(d->newton, d->tangent) != 0)
@@ -187,24 +253,44 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
     mb_constraints_positions(m, d);
     for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * d->phi[i];
     dq_norm = mbu_norm_inf(nq, r);
+    const double phi_last = phi_norm;
     phi_norm = mbu_norm_inf(nc, d->phi);
     it++;
-    const double rate = dq_norm / dq_last;
+    rate = dq_norm / dq_last;
     dq_last = dq_norm;
     converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint &&
                 (refresh || rate <= MB_CHORD_RATE);
     if (!refresh && rate > MB_CHORD_RATE) newton = 1;
+    if (!converged && refresh) {
+      /* a raised penalty first makes larger corrections */
+      growing = rate > 1 && dq_norm > m->opt.tol_newton && !raised ? growing + 1 : 0;
+      raised = 0;
+      slow = rate > MB_SLOW_RATE ? slow + 1 : 0;
+      /* the constraints no longer decrease: stalled */
+      stuck = phi_norm > MB_STUCK_PHI_RATE * phi_last ? stuck + 1 : 0;
+      const int still = slow >= MB_SLOW_ITERATIONS && dq_norm <= m->opt.tol_newton;
+      if (still && phi_norm <= MB_STALL_PHI * m->opt.tol_constraint) {
+        converged = 1;
+        d->report.singular_steps++;
+      } else if (slow >= MB_SLOW_ITERATIONS &&
+                 (still || log(m->opt.tol_newton / dq_norm) < MB_SLOW_REMAINING * log(rate)) &&
+                 alpha < MB_PENALTY_BOOST_MAX * m->opt.penalty) {
+        alpha *= MB_PENALTY_BOOST;
+        slow = stuck = 0;
+        raised = 1;
+      } else if (alpha >= MB_PENALTY_BOOST_MAX * m->opt.penalty &&
+                 (still || stuck >= MB_SLOW_ITERATIONS)) {
+        locked = 1;
+        break;
+      }
+    }
     refresh = newton || m->opt.refresh_each_iteration;
   }
   d->report.newton_iterations += it;
   if (it > d->report.max_newton_per_step) d->report.max_newton_per_step = it;
   if (!mbu_all_finite(nq, d->q))
     return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", d->t);
-  if (!converged)
-    return mb_error_set(err, MB_NEWTON_FAILED,
-                        "t = %g: Newton iteration did not converge in %d iterations "
-                        "(|dq| = %.3g, |Phi| = %.3g); try a smaller step",
-                        d->t, it, dq_norm, phi_norm);
+  if (!converged) return newton_failure(m, d, it, dq_norm, rate, locked, growing, err);
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
 

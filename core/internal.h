@@ -266,8 +266,9 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
 /* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T S Phi_q [+ Phi_qq^T mult when exact])
    into T (values on the system pattern), from the constraints already evaluated in d and the
    forces, which it evaluates (Q into d->force, C also into damp unless damp is NULL); gram (may
-   be NULL: formed from Phi_q) is the Gram product Phi_q^T S Phi_q (ali3p.c). */
-void mb_newton_matrix(const mb_model* m, mb_data* d, const double* mult, int exact,
+   be NULL: formed from Phi_q) is the Gram product Phi_q^T S Phi_q; alpha is the model's penalty,
+   or a step's raised one near a singular position (ali3p.c). */
+void mb_newton_matrix(const mb_model* m, mb_data* d, double alpha, const double* mult, int exact,
                       const double* gram, double* T, double* damp);
 
 /* Factorises M + pen Phi_q^T S Phi_q at the constraints evaluated in d into d->projection (pen

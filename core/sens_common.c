@@ -337,7 +337,7 @@ mb_status sens_dynamic_state(const mb_model* m, sens_point* pt, const double* gr
     form_gram(m, pt);
     gram = pt->gram;
   }
-  mb_newton_matrix(m, d, d->lambda, 1, gram, d->tangent, d->damp);
+  mb_newton_matrix(m, d, m->opt.penalty, d->lambda, 1, gram, d->tangent, d->damp);
   if (mb_factor_compute(d->newton, d->tangent) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
   return MB_OK;

@@ -78,9 +78,11 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   printf(", %d DOF)\n", m->nq - m->ncon - states);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g, %s linear solver\n",
          o->beta, o->gamma, o->step, o->penalty, mb_model_linear_solver(m));
-  printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)\n", d->t,
+  printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)", d->t,
          r->steps, r->newton_iterations, r->steps ? (double)r->newton_iterations / r->steps : 0.0,
          r->max_newton_per_step);
+  if (r->singular_steps) printf(", %d at singular positions", r->singular_steps);
+  printf("\n");
   printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
          r->max_phidd);
   printf("energy       initial %.8g J, final %.8g J, non-conservative work %.6g J\n",
@@ -114,6 +116,7 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "steps", r->steps);
   cJSON_AddNumberToObject(o, "newton_iterations", (double)r->newton_iterations);
   cJSON_AddNumberToObject(o, "max_newton_per_step", r->max_newton_per_step);
+  cJSON_AddNumberToObject(o, "singular_steps", r->singular_steps);
   cJSON_AddNumberToObject(o, "max_phi", r->max_phi);
   cJSON_AddNumberToObject(o, "max_phid", r->max_phid);
   cJSON_AddNumberToObject(o, "max_phidd", r->max_phidd);

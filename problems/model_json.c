@@ -2126,7 +2126,7 @@ void mb_settings_default(mb_settings* s) {
   s->penalty = 1e9;
   s->tol_newton = 1e-10;
   s->tol_constraint = 1e-10;
-  s->max_newton = 20;
+  s->max_newton = 50;
   s->projection_iterations = 30;
   s->tol_projection = 1e-12;
   s->exact_tangent = 1;

@@ -41,11 +41,10 @@ Numbers and where they come from ("spec" is the A02 specification sheet):
 Singular positions: when the cranks reach the horizontal, all links are collinear and the number
 of degrees of freedom jumps from 1 to N+1 (the specification says so); the constraint Jacobian
 then loses N of its 2N+1 rows of rank. The chain falls from the vertical and first gets there
-near t = 0.715 s (slightly depending on N). With the default settings mbopt stops there:
-"Newton iteration did not converge" at t = 0.712 s (N = 2), 0.716 s (N = 10), 0.715 s (N = 40);
-looser newton_tolerance and constraint_tolerance (1e-8) do not get past it. The benchmark's
-20 s are therefore out of reach for now; scripts/perf-scaling.sh times spans that end before
-(0.25 s and 0.5 s).
+near t = 0.715 s (slightly depending on N). mbopt passes it with the default settings: the
+Newton iteration raises the penalty of the steps next to it and accepts the positions once they
+stop moving (core/ali3p.c). tests/test_iftomm.c runs N = 2 and N = 40 over the 20 s against the
+parallelogram motion in one angle (tests/reference/iftomm_reference.c).
 
 Model in mbopt terms (natural coordinates): ground markers A0..AN; bodies crank0..crankN
 (frame origin at the pivot, local x along the crank, markers A at 0 and B at 1 m, centre of mass

@@ -46,6 +46,10 @@ foreach(case ${fail_cases})
   mbopt_cli_test(fail_${stem} ${code} "${regex}" 1 simulate tests/models/fail/${model} --quiet)
 endforeach()
 
+# a mechanism driven beyond its reach locks: a smaller step reaches the same verdict
+mbopt_cli_test(simulate_locking_small_step 1 "t = 0\\.3179: the constraints cannot be satisfied: .* the mechanism locks" 1
+  simulate tests/models/fail/locking.json --step 1e-4 --quiet)
+
 # gradients: the JSON shape, and analytic against finite differences
 mbopt_cli_test(gradient_json 0 "\"parameters\":\\[\"Ls1\",\"Ls2\",\"m_A1\",\"x_G\",\"L_A1\"\\],\"functionals\":\\[\\{\"name\":\"psi1\"" 0
   gradient problems/fivebar.json --json)

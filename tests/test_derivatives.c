@@ -202,9 +202,9 @@ static void check_assembled(mbt_tally* t, const char* name, const mb_model* m, m
   newton_residual(m, d, hat_v, hat_a, rp);
   for (int i = 0; i < nc; i++)
     mult[i] = d->lambda[i] + m->opt.penalty * m->con_scale[i] * d->phi[i];
-  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent, d->damp);
+  mb_newton_matrix(m, d, m->opt.penalty, mult, 1, NULL, d->tangent, d->damp);
   mb_pattern_to_dense(sys, d->tangent, Tfd);
-  mb_newton_matrix(m, d, mult, 1, NULL, d->tangent, NULL);
+  mb_newton_matrix(m, d, m->opt.penalty, mult, 1, NULL, d->tangent, NULL);
   mb_pattern_to_dense(sys, d->tangent, T);
   double e = rel_diff(nq * nq, T, Tfd);
   snprintf(what, sizeof what, "%s: Newton matrix with C apart vs C inside", name);

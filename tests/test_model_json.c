@@ -732,7 +732,7 @@ static void test_spatial(void) {
   CHECK(def.t_end == 5 && def.step == 1e-3 && def.output_interval == 0 && def.beta == 0.25 &&
         def.gamma == 0.5);
   CHECK(def.penalty == 1e9 && def.tol_newton == 1e-10 && def.tol_constraint == 1e-10 &&
-        def.max_newton == 20);
+        def.max_newton == 50);
   CHECK(def.projection_iterations == 30 && def.tol_projection == 1e-12 && def.exact_tangent == 1);
   CHECK(def.tol_assembly == 1e-12 && def.max_assembly == 50);
   mb_desc_free(&d);

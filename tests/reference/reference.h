@@ -49,4 +49,14 @@ int slider_crank_reference(double t_end, double dt_out, double h, double phidot0
 int slider_crank_reference_ex(double t_end, double dt_out, double h, double phidot0, int nout_max,
                               double* t_out, double* out, double* energy_out);
 
+/* ---- IFToMM A01 (simple pendulum) and A02 (N-four-bar), one angle each ---- */
+
+/* theta(t) of theta'' = -k cos theta from theta0, rate0, one value per output time into
+ * theta_out (nout_max entries). A01: k = g / L. */
+int angle_reference(double k, double theta0, double rate0, double t_end, double dt_out, double h,
+                    int nout_max, double* theta_out);
+
+/* k of the N-four-bar moving as a parallelogram (links 1 m, 1 kg), theta the cranks' angle. */
+double fourbar_chain_stiffness(int n, double g);
+
 #endif
