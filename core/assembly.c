@@ -149,20 +149,34 @@ static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_erro
     st = mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");
   } else if (rank < nc) {
     /* column `rank` of U is orthogonal to the range of Phi_q: its large entries are the
-       constraints that depend on each other */
+       constraints that depend on each other, named from the most involved on until the
+       message is full */
+    const double* u = U + (size_t)rank * nc;
     double big = 0;
-    for (int i = 0; i < nc; i++) big = fmax(big, fabs(U[(size_t)rank * nc + i]));
-    char list[512] = "";
+    for (int i = 0; i < nc; i++) big = fmax(big, fabs(u[i]));
+    int involved = 0;
+    for (int i = 0; i < nc; i++) involved += fabs(u[i]) > 0.1 * big;
+    char list[300] = "";
     size_t used = 0;
-    for (int i = 0; i < nc && used < sizeof list - 80; i++)
-      if (fabs(U[(size_t)rank * nc + i]) > 0.1 * big)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "",
-                                 m->con_label + MB_LABEL_LEN * i);
+    int named = 0;
+    for (int last = -1; named < involved; named++) {
+      /* the most involved constraint after `last` in the order (|u| descending, index) */
+      int next = -1;
+      for (int i = 0; i < nc; i++) {
+        const int after = last < 0 || fabs(u[i]) < fabs(u[last]) ||
+                          (fabs(u[i]) == fabs(u[last]) && i > last);
+        if (after && (next < 0 || fabs(u[i]) > fabs(u[next]))) next = i;
+      }
+      const char* label = m->con_label + MB_LABEL_LEN * next;
+      if (used + strlen(label) + 2 >= sizeof list) break;
+      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "", label);
+      last = next;
+    }
     st = mb_error_set(err, MB_ERR_SINGULAR,
                       "initial configuration is singular: %d constraints have rank %d (the "
                       "mechanism is at a singular position or has redundant joints; dependent: "
-                      "%s)",
-                      nc, rank, list);
+                      "%s%s)",
+                      nc, rank, list, named < involved ? "; and more" : "");
   }
   free(s);
   return st;
