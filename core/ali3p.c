@@ -168,26 +168,18 @@ static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r
 #define MB_STALL_PHI 100
 #define MB_PENALTY_BOOST 100
 #define MB_PENALTY_BOOST_MAX 1e4
-/* A constraint violation above that, decreasing by less than MB_STUCK_PHI_RATE per slow
-   iteration after the penalty is raised in full: the mechanism cannot follow (it locks) */
+/* Constraints above MB_STALL_PHI times the tolerance that decrease by less than
+   MB_STUCK_PHI_RATE per slow iteration once the penalty is raised in full: the mechanism
+   cannot follow (it locks) */
 #define MB_STUCK_PHI_RATE 0.99
 /* Newton corrections growing this many iterations in a row: the iteration diverges */
 #define MB_DIVERGING_ITERATIONS 4
 
-/* The largest constraint violation, with its index into *worst */
-static double largest_violation(const mb_model* m, const mb_data* d, int* worst) {
-  double v = 0;
-  *worst = 0;
-  for (int i = 0; i < m->ncon; i++)
-    if (fabs(d->phi[i]) > v) v = fabs(d->phi[i]), *worst = i;
-  return v;
-}
-
 /* The error of a step whose Newton iteration did not converge: what failed and what helps. */
 static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, double dq_norm,
                                 double rate, int locked, int growing, mb_error* err) {
-  int worst;
-  const double phi = largest_violation(m, d, &worst);
+  const int worst = mbu_index_max_abs(m->ncon, d->phi);
+  const double phi = m->ncon ? fabs(d->phi[worst]) : 0;
   const char* label = m->ncon ? m->con_label + MB_LABEL_LEN * worst : "";
   if (growing >= MB_DIVERGING_ITERATIONS)
     return mb_error_set(err, MB_NEWTON_FAILED,
@@ -203,19 +195,21 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
                         "geometry is wrong); a smaller step does not help: check the drivers' "
                         "functions and the joint positions",
                         d->t, phi, label);
+  char remedy[256];
   if (rate > MB_SLOW_RATE)
-    return mb_error_set(err, MB_NEWTON_FAILED,
-                        "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
-                        "m, |Phi| = %.3g at %s), contracting only by %.2f per iteration: the "
-                        "constraints are nearly singular here (a dead point, or the mechanism "
-                        "locking); if it locks, check the drivers' functions and the joint "
-                        "positions, else raise simulation.max_newton above %d",
-                        d->t, it, dq_norm, phi, label, rate, m->opt.max_newton);
+    snprintf(remedy, sizeof remedy,
+             ", contracting only by %.2f per iteration: the constraints are nearly singular here "
+             "(a dead point, or the mechanism locking); if it locks, check the drivers' "
+             "functions and the joint positions, else raise simulation.max_newton above %d",
+             rate, m->opt.max_newton);
+  else
+    snprintf(remedy, sizeof remedy,
+             "; simulation.max_newton above %d, or a smaller step (--step %g), gives it more room",
+             m->opt.max_newton, m->opt.step / 4);
   return mb_error_set(err, MB_NEWTON_FAILED,
                       "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
-                      "m, |Phi| = %.3g at %s); simulation.max_newton above %d, or a smaller "
-                      "step (--step %g), gives it more room",
-                      d->t, it, dq_norm, phi, label, m->opt.max_newton, m->opt.step / 4);
+                      "m, |Phi| = %.3g at %s)%s",
+                      d->t, it, dq_norm, phi, label, remedy);
 }
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {

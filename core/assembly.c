@@ -109,9 +109,7 @@ static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, do
     norm = trial;
   }
   if (norm <= tol && mbu_all_finite(nq, d->q)) return MB_OK;
-  int worst = 0;
-  for (int i = 1; i < rows; i++)
-    if (fabs(F[i]) > fabs(F[worst])) worst = i;
+  const int worst = mbu_index_max_abs(rows, F);
   char buf[32];
   return mb_error_set(err, MB_ERR_ASSEMBLY,
                       "initial assembly failed: cannot satisfy %s (residual %.3g after %d "

@@ -1271,7 +1271,7 @@ static void sensor_setup(compiler* c) {
 /* ---------------------------------------------------------------------------------------------
    controllers */
 
-static int output_column(const mb_model* m, const char* name) {
+int mb_model_output(const mb_model* m, const char* name) {
   for (int k = 0; k < m->nout; k++)
     if (!strcmp(m->out_name + MB_LABEL_LEN * k, name)) return k;
   return -1;
@@ -1307,7 +1307,7 @@ static mb_status controller_setup(compiler* c) {
     m->ctrl_termadr[i] = m->ncterm;
     m->ctrl_termnum[i] = cd->nterm;
     for (int j = 0; j < cd->nterm; j++) {
-      const int k = m->ncterm++, col = output_column(m, cd->term[j].output);
+      const int k = m->ncterm++, col = mb_model_output(m, cd->term[j].output);
       int comp = 0, s = col >= 0 ? mb_column_sensor(m, col, &comp) : -1;
       if (col < 0)
         return mb_error_set(c->err, MB_ERR_MODEL,
@@ -1359,7 +1359,7 @@ static mb_status functional_setup(compiler* c) {
     snprintf(m->functional_name + MB_NAME_LEN * f, MB_NAME_LEN, "%s", fd->name);
     for (int j = 0; j < fd->nterm; j++) {
       const mb_fterm_desc* term = &fd->term[j];
-      const int col = output_column(m, term->output);
+      const int col = mb_model_output(m, term->output);
       if (col < 0)
         return mb_error_set(c->err, MB_ERR_MODEL,
                             "functionals[%d] (%s): no output column \"%s\" (declare it in "

@@ -289,6 +289,8 @@ int mbu_svd(int rows, int n, double* A, double* s, double* U);
 
 /* vectors */
 double mbu_norm_inf(int n, const double* x);
+/* the index of the entry largest in magnitude (the first of equals; 0 when n = 0) */
+int mbu_index_max_abs(int n, const double* x);
 int mbu_all_finite(int n, const double* x);
 
 #endif

@@ -21,6 +21,13 @@ double mbu_norm_inf(int n, const double* x) {
   return nan ? NAN : v0 > v1 ? v0 : v1;
 }
 
+int mbu_index_max_abs(int n, const double* x) {
+  int k = 0;
+  for (int i = 1; i < n; i++)
+    if (fabs(x[i]) > fabs(x[k])) k = i;
+  return k;
+}
+
 int mbu_all_finite(int n, const double* x) {
   for (int i = 0; i < n; i++)
     if (!isfinite(x[i])) return 0;

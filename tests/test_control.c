@@ -17,12 +17,6 @@ typedef struct motion {
   double lowest, last_error; /* lowest height of the pendulum's centre, |e| at the end */
 } motion;
 
-static int column(const mb_model* m, const char* name) {
-  for (int i = 0; i < m->nout; i++)
-    if (!strcmp(m->out_name + MB_LABEL_LEN * i, name)) return i;
-  return -1;
-}
-
 static int observe(const mb_model* m, const mb_data* d, void* user) {
   motion* mo = user;
   (void)m;
@@ -41,7 +35,7 @@ static motion simulate(const mb_desc* desc) {
     mo.lowest = -INFINITY;
     return mo;
   }
-  mo.z_col = column(m, "z2"), mo.ex_col = column(m, "ex"), mo.ey_col = column(m, "ey");
+  mo.z_col = mb_model_output(m, "z2"), mo.ex_col = mb_model_output(m, "ex"), mo.ey_col = mb_model_output(m, "ey");
   mb_data* d = mb_data_create(m);
   if (mo.z_col < 0 || mo.ex_col < 0 || mo.ey_col < 0 || !d ||
       mb_simulate(m, d, observe, &mo, &err) != MB_OK)

@@ -26,8 +26,8 @@ static int record(const mb_model* m, const mb_data* d, void* user) {
 }
 
 static int column(const mb_model* m, const char* name) {
-  for (int i = 0; i < m->nout; i++)
-    if (!strcmp(m->out_name + MB_LABEL_LEN * i, name)) return i + 1;
+  const int i = mb_model_output(m, name);
+  if (i >= 0) return i + 1;
   printf("FAIL no output column %s\n", name);
   exit(1);
 }

@@ -32,12 +32,6 @@ static int track(const mb_model* m, const mb_data* d, void* user) {
   return 0;
 }
 
-static int output_index(const mb_model* m, const char* name) {
-  for (int i = 0; i < m->nout; i++)
-    if (!strcmp(m->out_name + MB_LABEL_LEN * i, name)) return i;
-  return -1;
-}
-
 /* One benchmark case: the model at path simulated at step h; its point `point` (an output of
    type position) follows radius (cos theta, sin theta) with theta'' = -k cos theta. Returns the
    largest error, INFINITY when the run fails. */
@@ -56,7 +50,7 @@ static double run_case(mbt_tally* t, const char* path, const char* point, double
   m->opt.output_interval = OUTPUT_INTERVAL;
   const int nref = (int)lround(m->opt.t_end / OUTPUT_INTERVAL) + 1;
   double* theta = malloc(sizeof(double) * nref);
-  tracking tr = {theta, nref, radius, output_index(m, x), output_index(m, y), 0};
+  tracking tr = {theta, nref, radius, mb_model_output(m, x), mb_model_output(m, y), 0};
   double result = INFINITY;
   if (tr.col_x < 0 || tr.col_y < 0 ||
       angle_reference(k, theta0, rate0, m->opt.t_end, OUTPUT_INTERVAL, 1e-5, nref, theta) != nref) {
@@ -68,7 +62,8 @@ static double run_case(mbt_tally* t, const char* path, const char* point, double
     mb_status st = mb_simulate(m, d, track, &tr, &err);
     if (st != MB_OK) printf("     %s\n", err.message);
     char what[96];
-    snprintf(what, sizeof what, "%s h = %g: runs with the default settings", path + 20, h);
+    snprintf(what, sizeof what, "%s h = %g: runs with the default settings",
+             strrchr(path, '/') + 1, h);
     mbt_check(t, st == MB_OK, what, st, 0);
     if (st == MB_OK) result = tr.max_error;
     mb_data_free(d);

@@ -245,6 +245,9 @@ void mb_model_free(mb_model* m);
    linear_solver "auto" resolved by the model's size). */
 const char* mb_model_linear_solver(const mb_model* m);
 
+/* The index of the output named `name` into mb_data's out, or -1 when there is none. */
+int mb_model_output(const mb_model* m, const char* name);
+
 /* Allocates a workspace for m (NULL when out of memory). */
 mb_data* mb_data_create(const mb_model* m);
 
