@@ -40,14 +40,21 @@ static mb_status least_squares(int rows, int n, const double* J, double* b, int*
   return st;
 }
 
+/* Residuals of the constraints at q into F (and their rows into J if not NULL). */
+static void constraint_residual(const mb_model* m, mb_data* d, double* F, double* J) {
+  const int nq = m->nq;
+  if (J) memset(J, 0, sizeof(double) * (size_t)m->ncon * nq);
+  for (int i = 0; i < m->ncon; i++)
+    F[i] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
+                       d->t, d->q, NULL, J ? J + (size_t)i * nq : NULL, NULL);
+}
+
 /* Residuals of the constraints and prescribed values at q into F (and rows into J if not NULL). */
 static int position_residual(const mb_model* m, mb_data* d, double* F, double* J) {
   const int nq = m->nq;
-  int rows = 0;
-  if (J) memset(J, 0, sizeof(double) * (size_t)(m->ncon + m->npres) * nq);
-  for (int i = 0; i < m->ncon; i++, rows++)
-    F[rows] = mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i],
-                          d->t, d->q, NULL, J ? J + (size_t)rows * nq : NULL, NULL);
+  int rows = m->ncon;
+  constraint_residual(m, d, F, J);
+  if (J) memset(J + (size_t)rows * nq, 0, sizeof(double) * (size_t)m->npres * nq);
   for (int i = 0; i < m->npres; i++) {
     if (!m->pres_has_value[i]) continue;
     /* angles by their wrapped difference, which has one root, unlike sin(theta - value) */
@@ -119,62 +126,192 @@ static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, do
                       m->opt.max_assembly);
 }
 
-/* The constraints must be independent at the assembled configuration. When they are not, the
-   message names the constraints of one dependent combination (a left null vector of Phi_q). */
-static mb_status check_regular(const mb_model* m, mb_data* d, double* J, mb_error* err) {
+/* Appends an entry to a "; "-separated list unless the list is full (room is kept for
+   "; and more"); returns 0 when it did not fit. */
+static int list_add(char* list, size_t len, const char* entry) {
+  const size_t used = strlen(list);
+  if (used + strlen(entry) + 14 >= len) return 0;
+  snprintf(list + used, len - used, "%s%s", used ? "; " : "", entry);
+  return 1;
+}
+
+/* The joints and drivers of a dependence among the constraints, the most involved first, into
+   list ("; and more" when it is full). Constraint i takes part as much as its row of the left
+   null space of Phi_q (the columns of U from `rank` on) weighs. Joints whose natural coordinates
+   are shared by the bodies they join have no rows of their own: they take part through the
+   rigidity of both bodies (the ground always takes part). Bodies are named only when no joint or
+   driver is. */
+static void name_dependent(const mb_model* m, const double* U, int rank, char* list, size_t len) {
+  const int nc = m->ncon, nb = m->nbody, nj = m->njoint;
+  double* w = calloc((size_t)nc + nb + nj + 1, sizeof(double));
+  list[0] = '\0';
+  if (!w) return;
+  double *body_w = w + nc, *joint_w = body_w + nb, big = 0;
+  char entry[MB_LABEL_LEN + MB_NAME_LEN];
+  for (int i = 0; i < nc; i++) {
+    for (int j = rank; j < nc; j++) w[i] += U[(size_t)j * nc + i] * U[(size_t)j * nc + i];
+    big = fmax(big, w[i]);
+  }
+  for (int i = 0; i < nc; i++) {
+    const char* label = m->con_label + MB_LABEL_LEN * i;
+    if (w[i] <= 1e-4 * big) continue;
+    for (int b = 0; b < nb; b++) {
+      const char* name = m->body_name + MB_NAME_LEN * b;
+      snprintf(entry, sizeof entry, "the rigidity of body %s", name);
+      const int rigid = strcmp(label, entry) == 0;
+      snprintf(entry, sizeof entry, "the markers of body %s", name);
+      if (rigid || strcmp(label, entry) == 0) body_w[b] = fmax(body_w[b], w[i]);
+    }
+    for (int j = 0; j < nj; j++) {
+      snprintf(entry, sizeof entry, "joint %s", m->joint_name + MB_NAME_LEN * j);
+      if (strcmp(label, entry) == 0) joint_w[j] = fmax(joint_w[j], w[i]);
+    }
+  }
+  for (int j = 0; j < nj; j++) {
+    const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double w1 = b1 < 0 ? INFINITY : body_w[b1], w2 = b2 < 0 ? INFINITY : body_w[b2];
+    if (w1 > 0 && w2 > 0) joint_w[j] = fmax(joint_w[j], fmin(w1, w2));
+  }
+  /* joints and drivers by weight (a driver's label is its entry); bodies if neither is named */
+  int named = 0, full = 0;
+  for (int pass = 0; pass < 2 && !full && !(pass == 1 && named); pass++) {
+    for (;;) {
+      int next = -1, is_joint = 0;
+      double best = 0;
+      for (int j = 0; pass == 0 && j < nj; j++)
+        if (joint_w[j] > best) best = joint_w[j], next = j, is_joint = 1;
+      for (int i = 0; pass == 0 && i < nc; i++)
+        if (strncmp(m->con_label + MB_LABEL_LEN * i, "driver ", 7) == 0 && w[i] > 1e-4 * big &&
+            w[i] > best)
+          best = w[i], next = i, is_joint = 0;
+      for (int b = 0; pass == 1 && b < nb; b++)
+        if (body_w[b] > best) best = body_w[b], next = b;
+      if (next < 0) break;
+      if (pass == 1) {
+        snprintf(entry, sizeof entry, "the rigidity of body %s", m->body_name + MB_NAME_LEN * next);
+        body_w[next] = 0;
+      } else if (is_joint) {
+        snprintf(entry, sizeof entry, "joint %s", m->joint_name + MB_NAME_LEN * next);
+        joint_w[next] = 0;
+      } else {
+        snprintf(entry, sizeof entry, "%s", m->con_label + MB_LABEL_LEN * next);
+        for (int i = 0; i < nc; i++)
+          if (strcmp(m->con_label + MB_LABEL_LEN * i, entry) == 0) w[i] = 0;
+      }
+      if (!list_add(list, len, entry)) {
+        full = 1;
+        break;
+      }
+      named++;
+    }
+  }
+  if (full) snprintf(list + strlen(list), len - strlen(list), "; and more");
+  free(w);
+}
+
+/* Gauss-Newton on the constraints alone from d->q to round-off (at most 30 iterations). */
+static mb_status project_positions(const mb_model* m, mb_data* d, double* F, double* J, double* x) {
+  const int nq = m->nq, nc = m->ncon;
+  for (int it = 0; it < 30; it++) {
+    constraint_residual(m, d, F, J);
+    for (int i = 0; i < nc; i++) x[i] = -F[i];
+    for (int i = nc; i < nq; i++) x[i] = 0;
+    mb_status st = least_squares(nc, nq, J, x, NULL);
+    if (st != MB_OK) return st;
+    for (int i = 0; i < nq; i++) d->q[i] += x[i];
+    if (mbu_norm_inf(nq, x) <= 1e-14 * (1 + mbu_norm_inf(nq, d->q))) break;
+  }
+  return MB_OK;
+}
+
+/* How many of the f first-order motions V (columns of VT from row `rank`, the null space of
+   Phi_q) the mechanism can follow out of its configuration: each is taken a small step and
+   projected back onto the constraints. A redundant but mobile mechanism (Bricard's) keeps the
+   step; a locked one (two bars pulled straight between fixed points) is pulled back, because
+   its first-order motion violates the constraints at second order. The count is the number of
+   singular values above 1/2 of the kept fractions V^T dq / delta. */
+static mb_status mobile_directions(const mb_model* m, mb_data* d, const double* VT, int rank,
+                                   int* mobile) {
+  const int nq = m->nq, nc = m->ncon, f = nq - rank;
+  const int big = (nc > nq ? nc : nq) + 1;
+  double* q0 = malloc(sizeof(double) * ((size_t)nq * 3 + big + (size_t)f * f + f + 1));
+  double* J = malloc(sizeof(double) * (size_t)big * nq);
+  if (!q0 || !J) {
+    free(q0), free(J);
+    return MB_ERR_MEMORY;
+  }
+  double *F = q0 + nq, *x = F + nq, *R = x + big, *s = R + (size_t)f * f;
+  memcpy(q0, d->q, sizeof(double) * nq);
+  const double delta = 1e-4 * (1 + mbu_norm_inf(nq, q0));
+  mb_status st = MB_OK;
+  for (int j = 0; j < f && st == MB_OK; j++) {
+    for (int i = 0; i < nq; i++) d->q[i] = q0[i] + delta * VT[(size_t)i * nq + rank + j];
+    st = project_positions(m, d, F, J, x);
+    for (int k = 0; k < f; k++) {
+      double kept = 0;
+      for (int i = 0; i < nq; i++) kept += VT[(size_t)i * nq + rank + k] * (d->q[i] - q0[i]);
+      R[(size_t)j * f + k] = kept / delta;
+    }
+  }
+  memcpy(d->q, q0, sizeof(double) * nq);
+  *mobile = 0;
+  if (st == MB_OK && f > 0 && mbu_svd(f, f, R, s, NULL, NULL) != 0) st = MB_ERR_LINALG;
+  for (int k = 0; st == MB_OK && k < f; k++) *mobile += s[k] > 0.5;
+  free(q0), free(J);
+  return st;
+}
+
+/* Dependent constraints at the assembled configuration (redundant joints, as in Bricard's
+   mechanism, or a singular position) are accepted and reported in d->report, unless the
+   mechanism cannot move out of the configuration at all: that is an error naming the
+   constraints of the dependence. */
+static mb_status check_redundancy(const mb_model* m, mb_data* d, double* J, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
   if (nc == 0) return MB_OK;
   mb_constraints(m, d);
   mb_rows_to_dense(&m->structure->phiq, d->phiq, J);
   const int nsv = nc < nq ? nc : nq;
-  double* s = malloc(sizeof(double) * ((size_t)nsv + 1 + (size_t)nc * nc + (size_t)nc * nq));
+  double* s = malloc(sizeof(double) *
+                     ((size_t)nsv + 1 + (size_t)nc * nc + (size_t)nc * nq + (size_t)nq * nq));
   if (!s) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
-  double *U = s + nsv + 1, *A = U + (size_t)nc * nc; /* U and A column-major */
-  /* the singular values first; the left vectors, which cost most, only to name a dependence */
+  double *U = s + nsv + 1, *A = U + (size_t)nc * nc, *VT = A + (size_t)nc * nq;
+  /* the singular values first; the singular vectors, which cost most, only when some vanish */
   for (int i = 0; i < nc; i++)
     for (int j = 0; j < nq; j++) A[(size_t)j * nc + i] = J[(size_t)i * nq + j];
-  int info = mbu_svd(nc, nq, A, s, NULL);
+  int info = mbu_svd(nc, nq, A, s, NULL, NULL);
   int rank = 0;
   for (int i = 0; i < nsv; i++)
     if (s[i] > 1e-9 * s[0]) rank++;
   if (info == 0 && rank < nc) {
     for (int i = 0; i < nc; i++)
       for (int j = 0; j < nq; j++) A[(size_t)j * nc + i] = J[(size_t)i * nq + j];
-    info = mbu_svd(nc, nq, A, s, U);
+    info = mbu_svd(nc, nq, A, s, U, VT);
   }
   mb_status st = MB_OK;
+  int mobile = 0;
   if (info != 0) {
     st = mb_error_set(err, MB_ERR_LINALG, "initial assembly: SVD failed");
   } else if (rank < nc) {
-    /* column `rank` of U is orthogonal to the range of Phi_q: its large entries are the
-       constraints that depend on each other, named from the most involved on until the
-       message is full */
-    const double* u = U + (size_t)rank * nc;
-    double big = 0;
-    for (int i = 0; i < nc; i++) big = fmax(big, fabs(u[i]));
-    int involved = 0;
-    for (int i = 0; i < nc; i++) involved += fabs(u[i]) > 0.1 * big;
-    char list[300] = "";
-    size_t used = 0;
-    int named = 0;
-    for (int last = -1; named < involved; named++) {
-      /* the most involved constraint after `last` in the order (|u| descending, index) */
-      int next = -1;
-      for (int i = 0; i < nc; i++) {
-        const int after = last < 0 || fabs(u[i]) < fabs(u[last]) ||
-                          (fabs(u[i]) == fabs(u[last]) && i > last);
-        if (after && (next < 0 || fabs(u[i]) > fabs(u[next]))) next = i;
-      }
-      const char* label = m->con_label + MB_LABEL_LEN * next;
-      if (used + strlen(label) + 2 >= sizeof list) break;
-      used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? "; " : "", label);
-      last = next;
-    }
-    st = mb_error_set(err, MB_ERR_SINGULAR,
-                      "initial configuration is singular: %d constraints have rank %d (the "
-                      "mechanism is at a singular position or has redundant joints; dependent: "
-                      "%s%s)",
-                      nc, rank, list, named < involved ? "; and more" : "");
+    mb_report* r = &d->report;
+    r->redundant = nc - rank;
+    name_dependent(m, U, rank, r->dependent, sizeof r->dependent);
+    const int f = nq - rank;
+    if (f > 0 && (st = mobile_directions(m, d, VT, rank, &mobile)) != MB_OK)
+      st = mb_error_set(err, st, "initial assembly: the mobility test failed (%s)",
+                        mb_status_str(st));
+    else if (f > 0 && mobile == 0)
+      st = mb_error_set(err, MB_ERR_SINGULAR,
+                        "initial configuration is locked: %d constraints have rank %d and no "
+                        "motion leaves it (the mechanism is pulled straight or otherwise "
+                        "jammed; check its dimensions and initial pose); dependent: %s",
+                        nc, rank, r->dependent);
+    else if (mobile < f)
+      st = mb_error_set(err, MB_ERR_SINGULAR,
+                        "initial configuration is singular: %d constraints have rank %d and only "
+                        "%d of its %d first-order motions can be followed (a singular position, "
+                        "where the motion branches: start the mechanism away from it); "
+                        "dependent: %s",
+                        nc, rank, mobile, f, r->dependent);
   }
   free(s);
   return st;
@@ -277,7 +414,7 @@ mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
   d->have_unwrap = 0;
 
   if ((st = assemble_positions(m, d, F, J, x, err)) != MB_OK) goto done;
-  if ((st = check_regular(m, d, J, err)) != MB_OK) goto done;
+  if ((st = check_redundancy(m, d, J, err)) != MB_OK) goto done;
   if ((st = assemble_velocities(m, d, J, x, F, err)) != MB_OK) goto done;
   st = assemble_accelerations(m, d, err);
 

@@ -59,6 +59,7 @@ typedef struct caps {
   X(double, pres_rate, c.npres) \
   X(int, joint_type, c.njoint) \
   X(int, joint_measure, 6 * c.njoint) \
+  X(int, joint_body, 2 * c.njoint) \
   X(int, force_type, c.nforce) \
   X(int, force_lvec, 2 * c.nforce) \
   X(int, force_body, c.nforce) \
@@ -988,6 +989,8 @@ static void joint_constraints(compiler* c, int j) {
   const mb_joint_desc* jd = &c->d->joint[j];
   int mk1 = marker_index(c, jd->body[0], jd->marker[0]);
   int mk2 = marker_index(c, jd->body[1], jd->marker[1]);
+  m->joint_body[2 * j] = m->marker_body[mk1];
+  m->joint_body[2 * j + 1] = m->marker_body[mk2];
   char label[MB_LABEL_LEN];
   snprintf(label, sizeof label, "joint %s", jd->name);
   int rel = -1;

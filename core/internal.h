@@ -282,10 +282,10 @@ mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram
    fails. */
 mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int ldb, int* rank);
 
-/* The singular values (min(rows, n)) into s and, unless U is NULL, the left singular vectors
-   (rows x rows, column-major) into U of A (rows x n, column-major, destroyed); 0, or non-zero on
-   failure. */
-int mbu_svd(int rows, int n, double* A, double* s, double* U);
+/* The singular values (min(rows, n)) into s and, unless NULL, the left singular vectors (rows x
+   rows, column-major) into U and the transposed right ones (n x n, column-major) into VT of A
+   (rows x n, column-major, destroyed); 0, or non-zero on failure. */
+int mbu_svd(int rows, int n, double* A, double* s, double* U, double* VT);
 
 /* vectors */
 double mbu_norm_inf(int n, const double* x);

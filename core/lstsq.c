@@ -29,19 +29,20 @@ mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int
   return st;
 }
 
-int mbu_svd(int rows, int n, double* A, double* s, double* U) {
-  const lapack_int m_ = rows, n_ = n, ldvt = 1;
-  const char jobu = U ? 'A' : 'N', jobvt = 'N';
-  double u = 0;
+int mbu_svd(int rows, int n, double* A, double* s, double* U, double* VT) {
+  const lapack_int m_ = rows, n_ = n, ldvt = VT ? n : 1;
+  const char jobu = U ? 'A' : 'N', jobvt = VT ? 'A' : 'N';
+  double u = 0, vt = 0;
   if (!U) U = &u; /* not referenced */
+  if (!VT) VT = &vt;
   lapack_int info = 0, lwork = -1;
-  double query = 0, vt = 0;
-  LAPACK_dgesvd(&jobu, &jobvt, &m_, &n_, A, &m_, s, U, &m_, &vt, &ldvt, &query, &lwork, &info);
+  double query = 0;
+  LAPACK_dgesvd(&jobu, &jobvt, &m_, &n_, A, &m_, s, U, &m_, VT, &ldvt, &query, &lwork, &info);
   if (info != 0) return (int)info;
   lwork = (lapack_int)query + 1;
   double* work = malloc(sizeof(double) * (size_t)lwork);
   if (!work) return -1;
-  LAPACK_dgesvd(&jobu, &jobvt, &m_, &n_, A, &m_, s, U, &m_, &vt, &ldvt, work, &lwork, &info);
+  LAPACK_dgesvd(&jobu, &jobvt, &m_, &n_, A, &m_, s, U, &m_, VT, &ldvt, work, &lwork, &info);
   free(work);
   return (int)info;
 }

@@ -452,19 +452,22 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
       B[(size_t)k * ld + r] = -par[0];
     }
   }
-  /* an under-determined assembly ends where its iteration happens to stop: its sensitivity is
-     defined only when the parameters do not move it */
-  if (rows < nq && nonzero((size_t)ld * p, B)) {
+  const int moved = nonzero((size_t)ld * p, B);
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
+  int rank = nq;
+  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, &rank)) != MB_OK) goto done;
+  /* an under-determined assembly (fewer independent rows than coordinates, redundant rows
+     counted once) ends where its iteration happens to stop: its sensitivity is defined only
+     when the parameters do not move it */
+  if (rank < nq && moved) {
     st = mb_error_set(err, MB_ERR_MODEL,
                       "initial: the parameters move the initial configuration, which the "
                       "\"initial\" entries leave undetermined (%d of %d coordinates fixed): "
                       "prescribe one coordinate per degree of freedom",
-                      rows, nq);
+                      rank, nq);
     goto done;
   }
-  for (int r = 0; r < rows; r++)
-    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
-  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, NULL)) != MB_OK) goto done;
   for (int k = 0; k < p; k++)
     memcpy(ws->qr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
 
@@ -489,18 +492,19 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
       B[(size_t)k * ld + r] = v;
     }
   }
+  for (int r = 0; r < rows; r++)
+    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
+  rank = nq;
+  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, &rank)) != MB_OK) goto done;
   /* the minimum-norm velocities of an under-determined system have a simple derivative only
      when they vanish */
-  if (rows < nq && nonzero(nq, d->qd)) {
+  if (rank < nq && nonzero(nq, d->qd)) {
     st = mb_error_set(err, MB_ERR_MODEL,
                       "initial: the gradient needs the initial velocities determined: prescribe "
                       "one rate per degree of freedom (%d of %d fixed), or start at rest",
-                      rows, nq);
+                      rank, nq);
     goto done;
   }
-  for (int r = 0; r < rows; r++)
-    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
-  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, NULL)) != MB_OK) goto done;
   for (int k = 0; k < p; k++)
     memcpy(ws->qdr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
 

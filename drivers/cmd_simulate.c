@@ -75,7 +75,10 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   if (m->nctrl)
     printf(", %d controller%s with %d state coordinates", m->nctrl, m->nctrl > 1 ? "s" : "",
            states);
-  printf(", %d DOF)\n", m->nq - m->ncon - states);
+  printf(", %d DOF)\n", m->nq - (m->ncon - r->redundant) - states);
+  if (r->redundant)
+    printf("redundant    %d of the constraints at t = 0 (dependent: %s)\n", r->redundant,
+           r->dependent);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g, %s linear solver\n",
          o->beta, o->gamma, o->step, o->penalty, mb_model_linear_solver(m));
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)", d->t,
@@ -117,6 +120,8 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "newton_iterations", (double)r->newton_iterations);
   cJSON_AddNumberToObject(o, "max_newton_per_step", r->max_newton_per_step);
   cJSON_AddNumberToObject(o, "singular_steps", r->singular_steps);
+  cJSON_AddNumberToObject(o, "redundant_constraints", r->redundant);
+  if (r->redundant) cJSON_AddStringToObject(o, "dependent", r->dependent);
   cJSON_AddNumberToObject(o, "max_phi", r->max_phi);
   cJSON_AddNumberToObject(o, "max_phid", r->max_phid);
   cJSON_AddNumberToObject(o, "max_phidd", r->max_phidd);

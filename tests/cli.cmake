@@ -120,6 +120,14 @@ mbopt_cli_test(simulate_collar_on_pillar 0 "2 DOF.*status +completed" 0
 # gradients of the control problems against finite differences (1e-4 relative; shortened runs)
 mbopt_cli_test(check_pendulum_pid 0 "passed" 0
   check problems/control/pendulum_pid.json --method forward --t-end 1 --tolerance 1e-4)
+# Bricard's mechanism has a redundant constraint: gradients with respect to a link mass and the
+# length of the two links along x, by both methods
+mbopt_cli_test(check_bricard_forward 0 "passed" 0
+  check tests/models/iftomm/a04_bricard.json --method forward --t-end 2)
+mbopt_cli_test(check_bricard_adjoint 0 "passed" 0
+  check tests/models/iftomm/a04_bricard.json --method adjoint --t-end 2)
+mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1; joint j6" 0
+  simulate tests/models/iftomm/a04_bricard.json --t-end 0.1)
 mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0
   check problems/control/slider_crank_codesign.json --method adjoint --t-end 0.5 --tolerance 1e-4)
 mbopt_cli_test(check_governor_design 0 "passed" 0

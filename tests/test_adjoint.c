@@ -155,6 +155,8 @@ int main(void) {
   compare(&t, "problems/control/pendulum_pid.json", 300, 0);
   compare(&t, "problems/control/slider_crank_codesign.json", 0, 0);
   compare(&t, "problems/control/governor_design.json", 0, 0.3);
+  compare(&t, "tests/models/iftomm/a04_bricard.json", 0, 2); /* a redundant constraint */
+  compare(&t, "tests/models/iftomm/a04_bricard.json", 300, 2);
   compare(&t, "problems/vehicle/step_descent.json", 0, 0.05);
   compare(&t, "problems/vehicle/step_descent.json", 7, 0.05);
   threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 0);

@@ -94,6 +94,7 @@ typedef struct mb_model {
 
   /* joints: their coordinates as measures */
   int* joint_type;    /* (njoint) mb_joint_type */
+  int* joint_body;    /* (njoint x 2) the bodies joined, -1 for the ground */
   int* joint_measure; /* (njoint x 2 x 3) lvecs a, b, c of the angle and the translation (-1: none)
                        */
 
@@ -180,9 +181,13 @@ typedef struct mb_report {
   long newton_iterations;
   int max_newton_per_step;
   int singular_steps; /* steps accepted at a singular position (ali3p.c) */
-  double max_phi;        /* largest |Phi| after each step */
-  double max_phid;       /* largest |dPhi/dt| after the velocity projection */
-  double max_phidd;      /* largest |d2Phi/dt2| after the acceleration projection */
+  double max_phi;     /* largest |Phi| after each step */
+  double max_phid;    /* largest |dPhi/dt| after the velocity projection */
+  double max_phidd;   /* largest |d2Phi/dt2| after the acceleration projection */
+  /* constraints dependent on the others at the initial configuration (assembly.c), and the
+     joints (or drivers, or bodies) they belong to, "; "-separated */
+  int redundant;
+  char dependent[256];
   double energy_initial; /* kinetic + gravity + elastic at t0, J */
   double energy_final;
   double work_nonconservative; /* work of dampers, actuators, external loads and drivers, J */

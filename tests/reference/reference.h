@@ -59,4 +59,12 @@ int angle_reference(double k, double theta0, double rate0, double t_end, double 
 /* k of the N-four-bar moving as a parallelogram (links 1 m, 1 kg), theta the cranks' angle. */
 double fourbar_chain_stiffness(int n, double g);
 
+/* ---- IFToMM A04 (Bricard's mechanism), joint angles with one redundant closure equation ---- */
+
+/* P3 (the joint between rods 2 and 3), 3 values per output time, into p3_out (3 nout_max);
+   the total energy (kinetic + gravity, zero at y = 0) per output time into energy_out (may be
+   NULL). */
+int bricard_reference(double t_end, double dt_out, double h, int nout_max, double* p3_out,
+                      double* energy_out);
+
 #endif
