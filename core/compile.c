@@ -1161,9 +1161,10 @@ static void body_inertia(compiler* c, int b) {
    of the mass the constraint moves: the multiplier update converges by 1 / (1 + c_i) per Newton
    iteration, and the Newton matrix loses about c_i units of round-off in M. Light bodies under a
    single alpha reach c_i ~ 1e8 and their motion turns noisy; capping c_i at 1e4 (scale
-   1e4 / c_i) keeps both fast convergence and accuracy. The converged solution does not depend on
-   it. Rows are taken at the approximate initial configuration; massless coordinates (fixed by
-   linear constraints) are left out. */
+   1e4 / c_i) keeps both fast convergence and accuracy. When the model sets no alpha, c_i is also
+   raised to at least 1e2: light bodies at small steps (c_i ~ 1) converge too slowly to meet the
+   Newton tolerance, which then stops short of the solution. Rows are taken at the approximate
+   initial configuration; massless coordinates (fixed by linear constraints) are left out. */
 static mb_status constraint_scales(mb_model* m) {
   const int nq = m->nq;
   double* q0 = calloc(nq + 1, sizeof(double));
@@ -1185,7 +1186,7 @@ static mb_status constraint_scales(mb_model* m) {
     if (m->mass_block[2 * k] == m->mass_block[2 * k + 1])
       for (int r = 0; r < m->dim; r++)
         mdiag[m->mass_block[2 * k] * m->dim + r] += m->mass[9 * k + 4 * r];
-  const double cap = 1e4;
+  const double cap = 1e4, floor = 1e2;
   const double abh2 = m->opt.penalty * m->opt.beta * m->opt.step * m->opt.step;
   for (int i = 0; i < m->ncon; i++) {
     memset(row, 0, sizeof(double) * nq);
@@ -1194,7 +1195,8 @@ static mb_status constraint_scales(mb_model* m) {
     double mu = 0;
     for (int j = 0; j < nq; j++)
       if (mdiag[j] > 0) mu += row[j] * row[j] / mdiag[j];
-    m->con_scale[i] = abh2 * mu > cap ? cap / (abh2 * mu) : 1;
+    const double c = abh2 * mu;
+    m->con_scale[i] = c > cap ? cap / c : m->opt.penalty_auto && c > 0 && c < floor ? floor / c : 1;
   }
   free(q0), free(row), free(mdiag);
   return MB_OK;

@@ -897,6 +897,7 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
     TRY(member_number(c, v, p, "beta", &s->beta));
     TRY(member_number(c, v, p, "gamma", &s->gamma));
     TRY(member_number(c, v, p, "penalty", &s->penalty));
+    if (get(v, "penalty")) s->penalty_auto = 0;
     TRY(member_number(c, v, p, "newton_tolerance", &s->tol_newton));
     TRY(member_number(c, v, p, "constraint_tolerance", &s->tol_constraint));
     TRY(member_int(c, v, p, "max_newton", &s->max_newton));
@@ -2124,6 +2125,7 @@ void mb_settings_default(mb_settings* s) {
   s->beta = 0.25;
   s->gamma = 0.5;
   s->penalty = 1e9;
+  s->penalty_auto = 1;
   s->tol_newton = 1e-10;
   s->tol_constraint = 1e-10;
   s->max_newton = 50;

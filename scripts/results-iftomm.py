@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Regenerates results/iftomm/convergence.md: the step sweep of the IFToMM benchmarks A01 (simple
-pendulum) and A02 (N-four-bar, N = 2 and 40) with the default settings, against their motion in
-one angle (theta'' = -k cos theta, integrated here with RK4 at h = 1e-5; the same reference as
-tests/reference/iftomm_reference.c, written again so that the two check each other).
+pendulum), A02 (N-four-bar, N = 2 and 40), A03 (Andrews' squeezing mechanism) and A04
+(Bricard's mechanism) with the default settings, against references computed here: A01 and A02 in
+one angle (theta'' = -k cos theta, RK4 at h = 1e-5), A04 in joint angles along its one direction
+of motion (RK4 at h = 1e-3); they are the references of tests/reference/, written again so that
+the two check each other. A03 against the published values of the Test Set for IVP Solvers.
 
 Usage: python3 scripts/results-iftomm.py [--mbopt build/mbopt]
-Standard library only; runs in about a minute.
+Standard library only; runs in about three minutes.
 """
 import argparse
 import csv
@@ -26,18 +28,11 @@ def chain_k(n):
     return G * ((n + 1) / 2 + n) / ((n + 1) / 3 + n)
 
 
-CASES = [  # name, model, tracked point, k, theta0, rate0
-    ("A01 simple pendulum", "tests/models/iftomm/a01_pendulum.json", "P", G, math.pi, 0.0),
-    ("A02 N-four-bar, N = 2", "tests/models/iftomm/a02_fourbar_2.json", "B0", chain_k(2), math.pi / 2, -1.0),
-    ("A02 N-four-bar, N = 40", "tests/models/iftomm/a02_fourbar_40.json", "B0", chain_k(40), math.pi / 2, -1.0),
-]
-
-
-def reference(k, theta0, rate0, t_end, h=1e-5):
-    """theta every DT_OUT over [0, t_end] (classical RK4)."""
+def angle_points(k, theta0, rate0, t_end, h=1e-5):
+    """(cos theta, sin theta) every DT_OUT over [0, t_end], theta'' = -k cos theta (RK4)."""
     per = round(DT_OUT / h)
     th, w = theta0, rate0
-    out = [th]
+    out = [(math.cos(th), math.sin(th))]
     f = lambda x: -k * math.cos(x)
     for _ in range(round(t_end / DT_OUT)):
         for _ in range(per):
@@ -47,12 +42,176 @@ def reference(k, theta0, rate0, t_end, h=1e-5):
             k4t, k4w = w + h * k3w, f(th + h * k3t)
             th += h / 6 * (k1t + 2 * k2t + 2 * k3t + k4t)
             w += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w)
-        out.append(th)
+        out.append((math.cos(th), math.sin(th)))
     return out
 
 
-def run(mbopt, model, point, step, theta):
-    """Largest |x - cos theta|, |y - sin theta| of the point over the run, and the summary."""
+# Bricard's mechanism: five rods (1 m, 1 kg, 0.1 m square section) and six revolute joints in a
+# loop, gravity -9.81 along y, released from rest. The rods form a chain from the ground through
+# joints 1..5 (angles about the initial axes); the six joint twists xi_j = (z_j, o_j x z_j) obey
+# sum_{j<=5} xi_j theta_j' = xi_6 theta_6', of rank 5: its unit null vector s is the direction
+# of motion. With the arc length sigma along s, mu = s^T M s and Lagrange's equation
+# mu sigma'' + mu' sigma'^2 / 2 = -dV/dsigma, mu' by a central difference along s.
+AXES = [(0, 1, 0), (0, 0, 1), (1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 0, 0)]
+POINTS = [(0, 0, 0), (1, 0, 0), (1, -1, 0), (1, -1, 1), (0, -1, 1), (0, 0, 1)]
+CENTRES = [(0.5, 0, 0), (1, -0.5, 0), (1, -1, 0.5), (0.5, -1, 1), (0, -0.5, 1)]
+ALONG = [0, 1, 2, 0, 1]  # the axis each rod lies along at t = 0
+AXIAL, TRANSVERSE = 2 * 0.01 / 12, (1 + 0.01) / 12
+
+
+def cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def rot(a, angle):
+    c, s, v = math.cos(angle), math.sin(angle), 1 - math.cos(angle)
+    x, y, z = a
+    return ((c + x * x * v, x * y * v - z * s, x * z * v + y * s),
+            (y * x * v + z * s, c + y * y * v, y * z * v - x * s),
+            (z * x * v - y * s, z * y * v + x * s, c + z * z * v))
+
+
+def mul(R, x):
+    return tuple(sum(R[i][j] * x[j] for j in range(3)) for i in range(3))
+
+
+def carry(theta, k, x):
+    """x (initial, global) moved by joints k-1 .. 0."""
+    for j in range(k - 1, -1, -1):
+        d = mul(rot(AXES[j], theta[j]), [x[i] - POINTS[j][i] for i in range(3)])
+        x = tuple(d[i] + POINTS[j][i] for i in range(3))
+    return x
+
+
+def pose(theta):
+    """Rod orientations, joint axes and points (joint 6 as carried by rod 5), rod centres."""
+    R = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+    Rs, z, o, c = [], [], [], []
+    for k in range(5):
+        z.append(mul(R, AXES[k]))
+        o.append(carry(theta, k, POINTS[k]))
+        Rk = rot(AXES[k], theta[k])
+        R = tuple(tuple(sum(R[i][m] * Rk[m][j] for m in range(3)) for j in range(3)) for i in range(3))
+        Rs.append(R)
+        c.append(carry(theta, k + 1, CENTRES[k]))
+    z.append(mul(R, AXES[5]))
+    o.append(carry(theta, 5, POINTS[5]))
+    return Rs, z, o, c
+
+
+def det(A):
+    A = [row[:] for row in A]
+    n, d = len(A), 1.0
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(A[r][col]))
+        if A[piv][col] == 0:
+            return 0.0
+        if piv != col:
+            A[col], A[piv] = A[piv], A[col]
+            d = -d
+        d *= A[col][col]
+        for r in range(col + 1, n):
+            f = A[r][col] / A[col][col]
+            for j in range(col, n):
+                A[r][j] -= f * A[col][j]
+    return d
+
+
+def null_vector(z, o, drop):
+    """Cofactors of the twist matrix [xi_1 .. xi_5, -xi_6] without row `drop`."""
+    cols = []
+    for j in range(6):
+        sign = 1 if j < 5 else -1
+        cols.append([sign * v for v in z[j] + cross(o[j], z[j])])
+    rows = [[cols[j][i] for j in range(6)] for i in range(6) if i != drop]
+    return [(-1) ** c * det([[r[j] for j in range(6) if j != c] for r in rows]) for c in range(6)]
+
+
+def direction(theta, drop, ref):
+    Rs, z, o, c = pose(theta)
+    s = null_vector(z, o, drop)
+    n = math.sqrt(sum(v * v for v in s))
+    s = [v / n for v in s]
+    if ref is not None and sum(a * b for a, b in zip(s, ref)) < 0:
+        s = [-v for v in s]
+    return s, (Rs, z, o, c)
+
+
+def mu_load(p, s):
+    Rs, z, o, c = p
+    mu = load = 0.0
+    for k in range(5):
+        w, v = [0.0] * 3, [0.0] * 3
+        for j in range(k + 1):
+            zr = cross(z[j], [c[k][i] - o[j][i] for i in range(3)])
+            for i in range(3):
+                w[i] += z[j][i] * s[j]
+                v[i] += zr[i] * s[j]
+        wb = [sum(Rs[k][m][i] * w[m] for m in range(3)) for i in range(3)]
+        mu += sum(v[i] ** 2 for i in range(3)) + sum(
+            (AXIAL if i == ALONG[k] else TRANSVERSE) * wb[i] ** 2 for i in range(3))
+        load -= G * v[1]
+    return mu, load
+
+
+def bricard_rates(y, drop, ref, eps=1e-5):
+    s, p = direction(y[:5], drop, ref)
+    mu, load = mu_load(p, s)
+    side = []
+    for e in (eps, -eps):
+        ss, q = direction([y[j] + e * s[j] for j in range(5)], drop, s)
+        side.append(mu_load(q, ss)[0])
+    dmu = (side[0] - side[1]) / (2 * eps)
+    return [y[5] * s[j] for j in range(5)] + [(load - 0.5 * dmu * y[5] ** 2) / mu], s
+
+
+def bricard_points(t_end, h=1e-3):
+    """P3 (the joint of rods 2 and 3) every DT_OUT over [0, t_end] (RK4)."""
+    y, ref = [0.0] * 6, None
+    out = [carry(y, 2, (1, -1, 0))]
+    per = round(DT_OUT / h)
+    for _ in range(round(t_end / DT_OUT)):
+        for _ in range(per):
+            _, z, o, _ = pose(y[:5])
+            drop = max(range(6), key=lambda r: sum(v * v for v in null_vector(z, o, r)))
+            k1, ref = bricard_rates(y, drop, ref)
+            k2, _ = bricard_rates([y[i] + 0.5 * h * k1[i] for i in range(6)], drop, ref)
+            k3, _ = bricard_rates([y[i] + 0.5 * h * k2[i] for i in range(6)], drop, ref)
+            k4, _ = bricard_rates([y[i] + h * k3[i] for i in range(6)], drop, ref)
+            y = [y[i] + h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]) for i in range(6)]
+        out.append(carry(y, 2, (1, -1, 0)))
+    return out
+
+
+# Andrews' squeezing mechanism: the seven angles at t = 0.03 s published by the Test Set for IVP
+# Solvers (F. Mazzia, F. Iavernaro, C. Magherini, University of Bari, problem "andrews").
+ANDREWS_COLUMNS = ["beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon"]
+ANDREWS_T003 = [0.1581077119629904e2, -0.1575637105984298e2, 0.4082224013073101e-1,
+                -0.5347301163226948, 0.5244099658805304, 0.5347301163226948,
+                0.1048080741042263e1]
+
+
+def xy(p):
+    return [p + ".x", p + ".y"]
+
+
+CASES = [  # name, model, columns compared, reference {sample index: values}, step sweep
+    ("A01 simple pendulum", "tests/models/iftomm/a01_pendulum.json", xy("P"),
+     lambda t: dict(enumerate(angle_points(G, math.pi, 0.0, t))), STEPS),
+    ("A02 N-four-bar, N = 2", "tests/models/iftomm/a02_fourbar_2.json", xy("B0"),
+     lambda t: dict(enumerate(angle_points(chain_k(2), math.pi / 2, -1.0, t))), STEPS),
+    ("A02 N-four-bar, N = 40", "tests/models/iftomm/a02_fourbar_40.json", xy("B0"),
+     lambda t: dict(enumerate(angle_points(chain_k(40), math.pi / 2, -1.0, t))), STEPS),
+    ("A03 Andrews' squeezing mechanism, the angles at the end in rad",
+     "tests/models/iftomm/a03_andrews.json", ANDREWS_COLUMNS,
+     lambda t: {round(t / DT_OUT): ANDREWS_T003}, [1e-5, 5e-6, 2.5e-6, 1.25e-6]),
+    ("A04 Bricard's mechanism", "tests/models/iftomm/a04_bricard.json", xy("P3") + ["P3.z"],
+     lambda t: dict(enumerate(bricard_points(t))), STEPS),
+]
+
+
+def run(mbopt, model, columns, step, reference):
+    """Largest deviation of the columns from the reference over the run, and the summary."""
     csv_path = f"/tmp/mbopt-iftomm-{os.getpid()}.csv"
     cmd = [mbopt, "simulate", model, "--step", repr(step), "--output-interval", repr(DT_OUT),
            "--csv", csv_path, "--json", "--quiet"]
@@ -64,10 +223,10 @@ def run(mbopt, model, point, step, theta):
     with open(csv_path) as fh:
         for row in csv.DictReader(fh):
             k = round(float(row["t"]) / DT_OUT)
-            if abs(k * DT_OUT - float(row["t"])) > 1e-9 or k >= len(theta):
+            if abs(k * DT_OUT - float(row["t"])) > 1e-9 or k not in reference:
                 continue
-            err = max(err, abs(float(row[point + ".x"]) - math.cos(theta[k])),
-                      abs(float(row[point + ".y"]) - math.sin(theta[k])))
+            for c, value in zip(columns, reference[k]):
+                err = max(err, abs(float(row[c]) - value))
     os.remove(csv_path)
     return err, summary
 
@@ -78,21 +237,21 @@ def main():
     args = ap.parse_args()
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     out = io.StringIO()
-    out.write("# IFToMM benchmarks A01 and A02: error against the step\n\n")
+    out.write("# IFToMM benchmarks A01 to A04: error against the step\n\n")
     out.write("Written by `python3 scripts/results-iftomm.py`. Default settings (the models set only\n"
-              "t_end and step); error = largest deviation of the tracked point's x or y from the\n"
-              "one-angle reference over the whole run, sampled every 10 ms, in m; order = log2 of\n"
-              "the ratio to the previous row.\n")
-    for name, model, point, k, th0, w0 in CASES:
+              "t_end and step); error = largest deviation of the tracked coordinates from the\n"
+              "reference over the whole run, sampled every 10 ms, in m (A03: of the seven angles\n"
+              "at the end, in rad); order = log2 of the ratio to the previous row.\n")
+    for name, model, columns, reference, steps in CASES:
         with open(model) as fh:
             t_end = json.load(fh)["simulation"]["t_end"]
-        theta = reference(k, th0, w0, t_end)
-        out.write(f"\n## {name} ({t_end:g} s, point {point})\n\n")
+        points = reference(t_end)
+        out.write(f"\n## {name} ({t_end:g} s: {', '.join(columns)})\n\n")
         out.write("| h (s) | error (m) | order | Newton iterations per step | accepted at singular positions | max \\|d2Phi/dt2\\| |\n")
         out.write("|---|---|---|---|---|---|\n")
         prev = None
-        for h in STEPS:
-            err, s = run(args.mbopt, model, point, h, theta)
+        for h in steps:
+            err, s = run(args.mbopt, model, columns, h, points)
             if err is None:
                 out.write(f"| {h:g} | failed: {s} | | | | |\n")
                 prev = None

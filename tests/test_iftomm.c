@@ -1,8 +1,9 @@
 /* IFToMM benchmark problems simulated with the default settings (only t_end and step in the
    models, tests/models/iftomm/) against independent reference solutions (tests/reference/): the
    simple pendulum (A01) and the N-four-bar (A02) with N = 2 and 40, which passes a singular
-   position every half turn, in one angle each; Bricard's mechanism (A04), which has a redundant
-   constraint, in joint angles. Errors are the largest deviation of the tracked point's
+   position every half turn, in one angle each; Andrews' squeezing mechanism (A03) against the
+   published values of the Test Set for IVP Solvers; Bricard's mechanism (A04), which has a
+   redundant constraint, in joint angles. Errors are the largest deviation of the tracked point's
    coordinates over the run (m), every 10 ms; the order is observed from h and h/2. */
 #include <math.h>
 #include <stdlib.h>
@@ -112,6 +113,81 @@ static void check_case(mbt_tally* t, const char* name, const char* path, const c
   mbt_check(t, order >= 1.8 && order <= 2.5, what, order, 1.8);
 }
 
+/* A03, Andrews' squeezing mechanism: the seven angles at t = 0.03 s of the Test Set for IVP
+   Solvers (F. Mazzia, F. Iavernaro, C. Magherini, University of Bari, problem "andrews": PSIDE at
+   tolerances 1e-14), in the order beta, Theta, gamma, Phi, delta, Omega, epsilon of E. Hairer
+   and G. Wanner, "Solving Ordinary Differential Equations II", sec. VII.7. */
+static const double andrews_angles[7] = {
+    0.1581077119629904e+2, -0.1575637105984298e+2, 0.4082224013073101e-1, -0.5347301163226948e+0,
+    0.5244099658805304e+0, 0.5347301163226948e+0,  0.1048080741042263e+1};
+
+/* The joints P (crank - coupler), E (where four links meet), F and G of the squeezer from its
+   seven angles (Hairer and Wanner's geometry), 8 values. */
+static void andrews_points(const double* q, double* x) {
+  const double rr = 7e-3, d = 28e-3, zt = 4e-2, u = 4e-2, xa = -0.06934, ya = -0.00227;
+  x[0] = rr * cos(q[0]), x[1] = rr * sin(q[0]);
+  x[2] = x[0] - d * cos(q[0] + q[1]), x[3] = x[1] - d * sin(q[0] + q[1]);
+  x[4] = xa + zt * cos(q[4]), x[5] = ya + zt * sin(q[4]);
+  x[6] = xa + u * sin(q[6]), x[7] = ya - u * cos(q[6]);
+}
+
+static int keep_last(const mb_model* m, const mb_data* d, void* user) {
+  memcpy(user, d->out, sizeof(double) * m->nout);
+  return 0;
+}
+
+/* The largest angle error (rad) at t_end at step h into *angle_error, the largest error of the
+   joints' positions (m) into *position_error; 0 when the run fails. */
+static int andrews_run(mbt_tally* t, double h, double* angle_error, double* position_error) {
+  const char* path = "tests/models/iftomm/a03_andrews.json";
+  static const char* const names[7] = {"beta",  "Theta", "gamma",  "Phi",
+                                       "delta", "Omega", "epsilon"};
+  mb_desc desc;
+  mb_model* m = mbt_load(path, &desc);
+  if (!m) return 0;
+  m->opt.step = h;
+  double* out = calloc(m->nout + 1, sizeof(double));
+  mb_data* d = mb_data_create(m);
+  mb_error err;
+  const mb_status st = mb_simulate(m, d, keep_last, out, &err);
+  char what[96];
+  snprintf(what, sizeof what, "a03_andrews.json h = %g: runs with the default settings", h);
+  mbt_check(t, st == MB_OK, what, st, 0);
+  if (st != MB_OK) printf("     %s\n", err.message);
+  double q[7], x[8], xref[8];
+  *angle_error = 0;
+  for (int i = 0; i < 7; i++) {
+    const int col = mb_model_output(m, names[i]);
+    q[i] = col >= 0 ? out[col] : NAN;
+    *angle_error = fmax(*angle_error, fabs(q[i] - andrews_angles[i]));
+  }
+  andrews_points(q, x);
+  andrews_points(andrews_angles, xref);
+  *position_error = 0;
+  for (int i = 0; i < 8; i++) *position_error = fmax(*position_error, fabs(x[i] - xref[i]));
+  mb_data_free(d);
+  free(out);
+  mb_model_free(m);
+  mb_desc_free(&desc);
+  return st == MB_OK && isfinite(*angle_error);
+}
+
+/* The squeezer at h = 1e-5 and 5e-6: the joints' positions within 1e-4 m at 1e-5, the angles
+   within 1e-4 rad at 5e-6 (at 1e-5 the crank and coupler angles, 2.5 turns in 0.03 s, err by 3e-4 rad), order 2. */
+static void check_andrews(mbt_tally* t) {
+  double a1, x1, a2, x2;
+  if (!andrews_run(t, 1e-5, &a1, &x1) || !andrews_run(t, 5e-6, &a2, &x2)) {
+    t->failed++;
+    return;
+  }
+  mbt_check(t, x1 <= 1e-4, "A03 Andrews: joint positions at t = 0.03, h = 1e-5 (m)", x1, 1e-4);
+  mbt_check(t, a2 <= 1e-4, "A03 Andrews: angles at t = 0.03, h = 5e-6 (rad)", a2, 1e-4);
+  const double order = log2(a1 / a2);
+  mbt_check(t, order >= 1.8 && order <= 2.5, "A03 Andrews: observed order of the angles", order,
+            1.8);
+  printf("     A03 Andrews: angle errors %.3g rad (h = 1e-5), %.3g rad (h = 5e-6)\n", a1, a2);
+}
+
 int main(void) {
   mbt_tally t = {0};
   const double g = 9.81, pi = acos(-1.0);
@@ -126,6 +202,8 @@ int main(void) {
   const reference a02_40 = {2, bar_point, 1, fourbar_chain_stiffness(40, g), pi / 2, -1};
   const double e40 = run_case(&t, "tests/models/iftomm/a02_fourbar_40.json", "B0", &a02_40, 1e-3);
   mbt_check(&t, e40 <= 6e-4, "A02 N = 40: largest position error at h = 0.001 (m)", e40, 6e-4);
+  /* A03: Andrews' squeezing mechanism, stiff and fast, 0.03 s */
+  check_andrews(&t);
   /* A04: Bricard's mechanism released from rest, 10 s; one of its constraints is redundant */
   const reference a04 = {3, bricard_p3, 0, 0, 0, 0};
   check_case(&t, "A04 Bricard", "tests/models/iftomm/a04_bricard.json", "P3", &a04, 1e-3, 1e-4);
