@@ -257,9 +257,10 @@ typedef struct mb_settings {
   double output_interval;     /* s; 0 writes every step */
   double beta, gamma;         /* Newmark coefficients; trapezoidal rule: 0.25, 0.5 */
   double penalty;             /* alpha, augmented Lagrangian penalty */
-  int penalty_auto;           /* 1 (default): each constraint's penalty is scaled so that it meets
-                                 the mass it moves in the same ratio (c_i = 1e4, core/compile.c);
-                                 0, when the model sets alpha: the scale only lowers it */
+  int penalty_auto;           /* 1 (default): a constraint whose c_i = alpha beta h^2 / m (m the
+                                 mass it moves) is below 1e2 has its penalty raised to c_i = 1e2
+                                 (core/compile.c); 0, when the model sets alpha: the scale only
+                                 lowers c_i to 1e4 */
   double tol_newton;          /* convergence of ||dq||_inf per Newton iteration, m */
   double tol_constraint;      /* convergence of ||Phi||_inf */
   int max_newton;             /* iterations per step */
