@@ -30,14 +30,8 @@ static double measure_row(const mb_model* m, int i, const double* q, double* row
 
 /* Minimum-norm least-squares solution of J x = b (rows x n, row-major); b holds max(rows, n)
    entries and receives x. */
-static mb_status least_squares(int rows, int n, const double* J, double* b, int* rank) {
-  double* A = malloc(sizeof(double) * (size_t)rows * n + sizeof(double));
-  if (!A) return MB_ERR_MEMORY;
-  for (int i = 0; i < rows; i++)
-    for (int j = 0; j < n; j++) A[(size_t)j * rows + i] = J[(size_t)i * n + j];
-  const mb_status st = mbu_least_squares(rows, n, 1, A, b, rows > n ? rows : n, rank);
-  free(A);
-  return st;
+static mb_status least_squares(int rows, int n, const double* J, double* b) {
+  return mbu_least_squares_rows(rows, n, 1, J, b, rows > n ? rows : n, NULL);
 }
 
 /* Residuals of the constraints at q into F (and their rows into J if not NULL). */
@@ -96,7 +90,7 @@ static mb_status assemble_positions(const mb_model* m, mb_data* d, double* F, do
     position_residual(m, d, F, J);
     for (int i = 0; i < rows; i++) x[i] = -F[i];
     for (int i = rows; i < nq; i++) x[i] = 0;
-    if (least_squares(rows, nq, J, x, NULL) != MB_OK)
+    if (least_squares(rows, nq, J, x) != MB_OK)
       return mb_error_set(err, MB_ERR_LINALG, "initial assembly: least-squares solve failed");
     /* full Newton step, halved while it does not reduce the residual */
     double* q0 = d->work;
@@ -147,25 +141,15 @@ static void name_dependent(const mb_model* m, const double* U, int rank, char* l
   list[0] = '\0';
   if (!w) return;
   double *body_w = w + nc, *joint_w = body_w + nb, big = 0;
-  char entry[MB_LABEL_LEN + MB_NAME_LEN];
   for (int i = 0; i < nc; i++) {
     for (int j = rank; j < nc; j++) w[i] += U[(size_t)j * nc + i] * U[(size_t)j * nc + i];
     big = fmax(big, w[i]);
   }
   for (int i = 0; i < nc; i++) {
-    const char* label = m->con_label + MB_LABEL_LEN * i;
-    if (w[i] <= 1e-4 * big) continue;
-    for (int b = 0; b < nb; b++) {
-      const char* name = m->body_name + MB_NAME_LEN * b;
-      snprintf(entry, sizeof entry, "the rigidity of body %s", name);
-      const int rigid = strcmp(label, entry) == 0;
-      snprintf(entry, sizeof entry, "the markers of body %s", name);
-      if (rigid || strcmp(label, entry) == 0) body_w[b] = fmax(body_w[b], w[i]);
-    }
-    for (int j = 0; j < nj; j++) {
-      snprintf(entry, sizeof entry, "joint %s", m->joint_name + MB_NAME_LEN * j);
-      if (strcmp(label, entry) == 0) joint_w[j] = fmax(joint_w[j], w[i]);
-    }
+    if (w[i] <= 1e-4 * big) w[i] = 0;
+    if (m->con_body[i] >= 0) body_w[m->con_body[i]] = fmax(body_w[m->con_body[i]], w[i]);
+    if (m->con_joint[i] >= 0) joint_w[m->con_joint[i]] = fmax(joint_w[m->con_joint[i]], w[i]);
+    if (m->con_body[i] >= 0 || m->con_joint[i] >= 0) w[i] = 0; /* w keeps the drivers' rows */
   }
   for (int j = 0; j < nj; j++) {
     const int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
@@ -173,6 +157,7 @@ static void name_dependent(const mb_model* m, const double* U, int rank, char* l
     if (w1 > 0 && w2 > 0) joint_w[j] = fmax(joint_w[j], fmin(w1, w2));
   }
   /* joints and drivers by weight (a driver's label is its entry); bodies if neither is named */
+  char entry[MB_LABEL_LEN + MB_NAME_LEN];
   int named = 0, full = 0;
   for (int pass = 0; pass < 2 && !full && !(pass == 1 && named); pass++) {
     for (;;) {
@@ -181,9 +166,7 @@ static void name_dependent(const mb_model* m, const double* U, int rank, char* l
       for (int j = 0; pass == 0 && j < nj; j++)
         if (joint_w[j] > best) best = joint_w[j], next = j, is_joint = 1;
       for (int i = 0; pass == 0 && i < nc; i++)
-        if (strncmp(m->con_label + MB_LABEL_LEN * i, "driver ", 7) == 0 && w[i] > 1e-4 * big &&
-            w[i] > best)
-          best = w[i], next = i, is_joint = 0;
+        if (w[i] > best) best = w[i], next = i, is_joint = 0;
       for (int b = 0; pass == 1 && b < nb; b++)
         if (body_w[b] > best) best = body_w[b], next = b;
       if (next < 0) break;
@@ -216,7 +199,7 @@ static mb_status project_positions(const mb_model* m, mb_data* d, double* F, dou
     constraint_residual(m, d, F, J);
     for (int i = 0; i < nc; i++) x[i] = -F[i];
     for (int i = nc; i < nq; i++) x[i] = 0;
-    mb_status st = least_squares(nc, nq, J, x, NULL);
+    mb_status st = least_squares(nc, nq, J, x);
     if (st != MB_OK) return st;
     for (int i = 0; i < nq; i++) d->q[i] += x[i];
     if (mbu_norm_inf(nq, x) <= 1e-14 * (1 + mbu_norm_inf(nq, d->q))) break;
@@ -335,7 +318,7 @@ static mb_status assemble_velocities(const mb_model* m, mb_data* d, double* J, d
   double* Jcopy = J + (size_t)rows * nq;
   memcpy(Jcopy, J, sizeof(double) * (size_t)rows * nq);
   memcpy(b, x, sizeof(double) * (rows > nq ? rows : nq));
-  if (least_squares(rows, nq, J, x, NULL) != MB_OK)
+  if (least_squares(rows, nq, J, x) != MB_OK)
     return mb_error_set(err, MB_ERR_LINALG, "initial velocities: least-squares solve failed");
   memcpy(d->qd, x, sizeof(double) * nq);
   /* all rows must hold: otherwise the prescribed rates contradict the constraints */

@@ -51,6 +51,8 @@ typedef struct caps {
   X(double, con_scale, c.ncon) \
   X(int, con_func, c.ncon) \
   X(char, con_label, MB_LABEL_LEN * c.ncon) \
+  X(int, con_body, c.ncon) \
+  X(int, con_joint, c.ncon) \
   X(int, pres_kind, c.npres) \
   X(int, pres_lvec, 4 * c.npres) \
   X(double, pres_value, c.npres) \
@@ -835,6 +837,7 @@ static int add_con(compiler* c, int kind, int a0, int b0, int a1, int b1, double
   c->dm->con_value[i] = dvalue;
   m->con_func[i] = func;
   snprintf(m->con_label + MB_LABEL_LEN * i, MB_LABEL_LEN, "%s", label);
+  m->con_body[i] = m->con_joint[i] = -1; /* set by the callers that own it */
   return i;
 }
 
@@ -913,7 +916,7 @@ static mb_status rigid_constraints(compiler* c, int b) {
       char label[MB_LABEL_LEN];
       snprintf(label, sizeof label, "the rigidity of body %s", name);
       double dvalue = mbu_dot3(bb->vec[i].dv, bb->vec[j].v) + mbu_dot3(bb->vec[i].v, bb->vec[j].dv);
-      add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, dvalue, -1, label);
+      m->con_body[add_con(c, MB_CON_DOT, lv[i], lv[j], -1, -1, value, dvalue, -1, label)] = b;
     }
   /* the base vectors are now fixed in this body's frame */
   for (int k = 0; k < bb->nvec; k++) {
@@ -952,7 +955,8 @@ static mb_status extra_element_constraints(compiler* c, int b) {
     }
     char label[MB_LABEL_LEN];
     snprintf(label, sizeof label, "the markers of body %s", name);
-    for (int r = 0; r < c->dim; r++) add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, 0, -1, label);
+    for (int r = 0; r < c->dim; r++)
+      m->con_body[add_con(c, MB_CON_DOT, lv, c->ex[r], -1, -1, 0, 0, -1, label)] = b;
     if (!is_point && c->fixed_by[e] < 0) {
       c->fixed_by[e] = b;
       memcpy(c->fixed_local + 3 * e, bb->att[i].local, sizeof bb->att[i].local);
@@ -994,6 +998,7 @@ static void joint_constraints(compiler* c, int j) {
   char label[MB_LABEL_LEN];
   snprintf(label, sizeof label, "joint %s", jd->name);
   int rel = -1;
+  const int first = m->ncon;
   switch (jd->type) {
     case MB_JOINT_UNIVERSAL:
       add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_axis[mk2], -1, -1, 0, 0, -1, label);
@@ -1016,6 +1021,7 @@ static void joint_constraints(compiler* c, int j) {
     default:
       break; /* revolute, spherical, fixed: expressed entirely by shared elements */
   }
+  for (int i = first; i < m->ncon; i++) m->con_joint[i] = j;
 }
 
 /* A measure (angle or translation of a joint) set equal to value + f(t): kind and lvecs. */

@@ -281,6 +281,9 @@ mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram
    receiving X; rank (may be NULL) at relative threshold 1e-12. MB_ERR_LINALG when LAPACK
    fails. */
 mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int ldb, int* rank);
+/* the same with A row-major and kept */
+mb_status mbu_least_squares_rows(int rows, int n, int nrhs, const double* A, double* B, int ldb,
+                                 int* rank);
 
 /* The singular values (min(rows, n)) into s and, unless NULL, the left singular vectors (rows x
    rows, column-major) into U and the transposed right ones (n x n, column-major) into VT of A

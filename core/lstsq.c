@@ -29,6 +29,17 @@ mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int
   return st;
 }
 
+mb_status mbu_least_squares_rows(int rows, int n, int nrhs, const double* A, double* B, int ldb,
+                                 int* rank) {
+  double* cols = malloc(sizeof(double) * (size_t)rows * n + sizeof(double));
+  if (!cols) return MB_ERR_MEMORY;
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+  const mb_status st = mbu_least_squares(rows, n, nrhs, cols, B, ldb, rank);
+  free(cols);
+  return st;
+}
+
 int mbu_svd(int rows, int n, double* A, double* s, double* U, double* VT) {
   const lapack_int m_ = rows, n_ = n, ldvt = VT ? n : 1;
   const char jobu = U ? 'A' : 'N', jobvt = VT ? 'A' : 'N';

@@ -431,12 +431,11 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   const int ld = maxrows > nq ? maxrows : nq;
   mb_status st = MB_ERR_MEMORY;
   int* which = malloc(sizeof(int) * (maxrows + 1));
-  double* J = calloc((size_t)maxrows * nq + 1, sizeof(double));
   double* B = calloc((size_t)ld * p + 1, sizeof(double));
   double* rows_q = calloc((size_t)maxrows * nq + 1, sizeof(double));
   double* rows_v = calloc((size_t)maxrows * nq + 1, sizeof(double));
   double* par = calloc(3 * (size_t)maxrows + 1, sizeof(double));
-  if (!which || !J || !B || !rows_q || !rows_v || !par) goto done;
+  if (!which || !B || !rows_q || !rows_v || !par) goto done;
   memset(ws->qr, 0, sizeof(double) * nq * ws->ncol);
   memset(ws->qdr, 0, sizeof(double) * nq * ws->ncol);
   memset(ws->qddr, 0, sizeof(double) * nq * ws->ncol);
@@ -453,10 +452,8 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     }
   }
   const int moved = nonzero((size_t)ld * p, B);
-  for (int r = 0; r < rows; r++)
-    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
   int rank = nq;
-  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, &rank)) != MB_OK) goto done;
+  if (p > 0 && (st = mbu_least_squares_rows(rows, nq, p, rows_q, B, ld, &rank)) != MB_OK) goto done;
   /* an under-determined assembly (fewer independent rows than coordinates, redundant rows
      counted once) ends where its iteration happens to stop: its sensitivity is defined only
      when the parameters do not move it */
@@ -492,10 +489,8 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
       B[(size_t)k * ld + r] = v;
     }
   }
-  for (int r = 0; r < rows; r++)
-    for (int j = 0; j < nq; j++) J[(size_t)j * rows + r] = rows_q[(size_t)r * nq + j];
   rank = nq;
-  if (p > 0 && (st = mbu_least_squares(rows, nq, p, J, B, ld, &rank)) != MB_OK) goto done;
+  if (p > 0 && (st = mbu_least_squares_rows(rows, nq, p, rows_q, B, ld, &rank)) != MB_OK) goto done;
   /* the minimum-norm velocities of an under-determined system have a simple derivative only
      when they vanish */
   if (rank < nq && nonzero(nq, d->qd)) {
@@ -541,6 +536,6 @@ done:
     mb_error_set(err, st, "initial sensitivities: out of memory");
   else if (st == MB_ERR_LINALG)
     mb_error_set(err, st, "initial sensitivities: least-squares solve failed");
-  free(which), free(J), free(B), free(rows_q), free(rows_v), free(par);
+  free(which), free(B), free(rows_q), free(rows_v), free(par);
   return st;
 }

@@ -83,6 +83,8 @@ typedef struct mb_model {
                         over the heaviest coordinate mass, so that alpha suits every body */
   int* con_func;     /* (ncon) time function of e(t), -1 for none */
   char* con_label;   /* (ncon x MB_LABEL_LEN) what the constraint expresses, for messages */
+  int* con_body;     /* (ncon) the body whose rigidity or markers it expresses, else -1 */
+  int* con_joint;    /* (ncon) the joint it belongs to, else -1 (neither: a driver) */
 
   /* prescribed initial coordinates, same representation as constraints */
   int* pres_kind;      /* (npres) mb_con_kind */
