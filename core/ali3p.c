@@ -339,16 +339,18 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   if (obs && obs(m, d, user)) return MB_OK;
 
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
-  double next_output = interval;
+  /* the k-th output at the step nearest k * interval: counted, not accumulated, so that rounding
+     does not shift the output times by a step over a long run */
+  long outputs = 1;
   for (long n = 1; n <= nstep; n++) {
     st = mb_step(m, d, err);
     if (st != MB_OK) return st;
-    const int output = obs && (d->t >= next_output - 1e-9 * h || n == nstep);
+    const int output = obs && (d->t >= outputs * interval - 0.5 * h || n == nstep);
     (output ? mb_sensors : mb_sensors_angles)(m, d);
     energy_balance(m, d, 0);
     mb_functionals_accumulate(m, d, n, nstep, d->psi);
     if (output) {
-      next_output += interval;
+      outputs++;
       if (obs(m, d, user)) break;
     }
   }
