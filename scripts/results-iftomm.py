@@ -228,15 +228,18 @@ def run(mbopt, model, columns, step, reference):
     if proc.returncode != 0:
         return None, proc.stderr.strip()
     summary = json.loads(proc.stdout)
-    err = 0.0
+    err, met = 0.0, 0
     with open(csv_path) as fh:
         for row in csv.DictReader(fh):
             k = round(float(row["t"]) / DT_OUT)
             if abs(k * DT_OUT - float(row["t"])) > 1e-9 or k not in reference:
                 continue
+            met += 1
             for c, value in zip(columns, reference[k]):
                 err = max(err, abs(float(row[c]) - value))
     os.remove(csv_path)
+    if met != len(reference):
+        return None, f"only {met} of the {len(reference)} reference samples met by an output"
     return err, summary
 
 
