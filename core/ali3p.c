@@ -265,7 +265,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
       const int still = slow >= MB_SLOW_ITERATIONS && dq_norm <= m->opt.tol_newton;
       if (still && phi_norm <= MB_STALL_PHI * m->opt.tol_constraint) {
         converged = 1;
-        d->report.singular_steps++;
+        d->report.stalled_steps++;
       } else if (slow >= MB_SLOW_ITERATIONS &&
                  (still || log(m->opt.tol_newton / dq_norm) < MB_SLOW_REMAINING * log(rate)) &&
                  alpha < MB_PENALTY_BOOST_MAX * m->opt.penalty) {

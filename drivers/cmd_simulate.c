@@ -84,7 +84,7 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)", d->t,
          r->steps, r->newton_iterations, r->steps ? (double)r->newton_iterations / r->steps : 0.0,
          r->max_newton_per_step);
-  if (r->singular_steps) printf(", %d at singular positions", r->singular_steps);
+  if (r->stalled_steps) printf(", %d stalled at round-off", r->stalled_steps);
   printf("\n");
   printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
          r->max_phidd);
@@ -119,7 +119,7 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "steps", r->steps);
   cJSON_AddNumberToObject(o, "newton_iterations", (double)r->newton_iterations);
   cJSON_AddNumberToObject(o, "max_newton_per_step", r->max_newton_per_step);
-  cJSON_AddNumberToObject(o, "singular_steps", r->singular_steps);
+  cJSON_AddNumberToObject(o, "stalled_steps", r->stalled_steps);
   cJSON_AddNumberToObject(o, "redundant_constraints", r->redundant);
   if (r->redundant) cJSON_AddStringToObject(o, "dependent", r->dependent);
   cJSON_AddNumberToObject(o, "max_phi", r->max_phi);

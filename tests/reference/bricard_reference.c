@@ -223,14 +223,12 @@ static void rates(const double* y, int drop, const double* ref, double* dy, doub
 
 int bricard_reference(double t_end, double dt_out, double h, int nout_max, double* p3_out,
                       double* energy_out) {
-  if (!(t_end > 0) || !(dt_out > 0) || !(h > 0) || nout_max < 1) return -1;
-  const long per_out = (long)ceil(dt_out / h - 1e-9);
-  const double step = dt_out / per_out;
-  const long nout = (long)floor(t_end / dt_out * (1 + 1e-9)) + 1;
+  output_grid grid;
+  if (!output_grid_init(t_end, dt_out, h, nout_max, &grid)) return -1;
   double y[NROD + 1] = {0}, s_ref[6] = {0, 0, 0, 0, 0, 0};
   int stored = 0, have_ref = 0;
-  for (long n = 0; n < nout; n++) {
-    for (long st = 0; n > 0 && st < per_out; st++) {
+  for (long n = 0; n < grid.nout; n++) {
+    for (long st = 0; n > 0 && st < grid.per_out; st++) {
       pose p;
       chain_pose(y, &p);
       const int drop = best_drop(&p);
@@ -239,12 +237,12 @@ int bricard_reference(double t_end, double dt_out, double h, int nout_max, doubl
       memcpy(s_ref, s, sizeof s);
       have_ref = 1;
       for (int stage = 1; stage < 4; stage++) {
-        const double f = stage == 3 ? step : 0.5 * step;
+        const double f = stage == 3 ? grid.step : 0.5 * grid.step;
         for (int i = 0; i <= NROD; i++) tmp[i] = y[i] + f * k[stage - 1][i];
         rates(tmp, drop, s_ref, k[stage], NULL);
       }
       for (int i = 0; i <= NROD; i++)
-        y[i] += step / 6 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
+        y[i] += grid.step / 6 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
     }
     if (stored < nout_max) {
       static const double p3_0[3] = {1, -1, 0};

@@ -17,21 +17,19 @@
 
 int angle_reference(double k, double theta0, double rate0, double t_end, double dt_out, double h,
                     int nout_max, double* theta_out) {
-  if (!(t_end > 0) || !(dt_out > 0) || !(h > 0) || nout_max < 1) return -1;
-  const long per_out = (long)ceil(dt_out / h - 1e-9);
-  const double step = dt_out / per_out;
-  const long nout = (long)floor(t_end / dt_out * (1 + 1e-9)) + 1;
+  output_grid grid;
+  if (!output_grid_init(t_end, dt_out, h, nout_max, &grid)) return -1;
   double th = theta0, w = rate0;
   int stored = 0;
-  for (long n = 0; n < nout; n++) {
+  for (long n = 0; n < grid.nout; n++) {
     if (n > 0)
-      for (long s = 0; s < per_out; s++) {
+      for (long s = 0; s < grid.per_out; s++) {
         const double k1t = w, k1w = -k * cos(th);
-        const double k2t = w + 0.5 * step * k1w, k2w = -k * cos(th + 0.5 * step * k1t);
-        const double k3t = w + 0.5 * step * k2w, k3w = -k * cos(th + 0.5 * step * k2t);
-        const double k4t = w + step * k3w, k4w = -k * cos(th + step * k3t);
-        th += step / 6 * (k1t + 2 * k2t + 2 * k3t + k4t);
-        w += step / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
+        const double k2t = w + 0.5 * grid.step * k1w, k2w = -k * cos(th + 0.5 * grid.step * k1t);
+        const double k3t = w + 0.5 * grid.step * k2w, k3w = -k * cos(th + 0.5 * grid.step * k2t);
+        const double k4t = w + grid.step * k3w, k4w = -k * cos(th + grid.step * k3t);
+        th += grid.step / 6 * (k1t + 2 * k2t + 2 * k3t + k4t);
+        w += grid.step / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
       }
     if (stored < nout_max) theta_out[stored++] = th;
   }

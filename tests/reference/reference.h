@@ -19,6 +19,15 @@
 #ifndef MBOPT_TESTS_REFERENCE_H
 #define MBOPT_TESTS_REFERENCE_H
 
+/* The grid of the convention above: per_out steps of `step` between outputs, nout outputs. */
+typedef struct output_grid {
+  long per_out, nout;
+  double step;
+} output_grid;
+
+/* 1, or 0 on invalid arguments. */
+int output_grid_init(double t_end, double dt_out, double h, int nout_max, output_grid* g);
+
 /* ---- Planar five-bar linkage with two springs (2 DOF), SI units ---- */
 
 /* Values per row of points_out: x1, y1, x2, y2, x3, y3 (moving joints P1, P2, P3). */
@@ -66,5 +75,17 @@ double fourbar_chain_stiffness(int n, double g);
    NULL). */
 int bricard_reference(double t_end, double dt_out, double h, int nout_max, double* p3_out,
                       double* energy_out);
+
+/* ---- IFToMM A05 (stiff flyball governor), Lagrange's equations in its four coordinates ---- */
+
+/* Values per row of out: x, y, z of the point mass on the arm hinged at +x, and the sleeve's
+   height s. */
+#define GOVERNOR_REFERENCE_COLS 4
+
+/* The trajectory, GOVERNOR_REFERENCE_COLS values per output time into out (that many times
+   nout_max); the total energy (kinetic + gravity, zero at z = 0, + elastic) per output time into
+   energy_out (may be NULL). */
+int governor_reference(double t_end, double dt_out, double h, int nout_max, double* out,
+                       double* energy_out);
 
 #endif
