@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -212,7 +213,8 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
                       d->t, it, dq_norm, phi, label, remedy);
 }
 
-mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
+/* One step of m->opt.step from d->t to t_new. */
+static mb_status ali3p_step(const mb_model* m, mb_data* d, double t_new, mb_error* err) {
   const int nq = m->nq, nc = m->ncon;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
   double alpha = m->opt.penalty; /* raised for this step only near singular positions */
@@ -225,7 +227,7 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
         d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) + (1 / (2 * beta) - 1) * d->qdd[i];
     d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
   }
-  d->t = (d->report.steps + 1) * h; /* counted, not accumulated, so that t_end is hit exactly */
+  d->t = t_new;
 
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
   double* r = d->work + 2 * nq;
@@ -260,8 +262,11 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
       growing = rate > 1 && dq_norm > m->opt.tol_newton && !raised ? growing + 1 : 0;
       raised = 0;
       slow = rate > MB_SLOW_RATE ? slow + 1 : 0;
-      /* the constraints no longer decrease: stalled */
-      stuck = phi_norm > MB_STUCK_PHI_RATE * phi_last ? stuck + 1 : 0;
+      /* constraints beyond round-off that no longer decrease: stalled */
+      stuck =
+          phi_norm > MB_STALL_PHI * m->opt.tol_constraint && phi_norm > MB_STUCK_PHI_RATE * phi_last
+              ? stuck + 1
+              : 0;
       const int still = slow >= MB_SLOW_ITERATIONS && dq_norm <= m->opt.tol_newton;
       if (still && phi_norm <= MB_STALL_PHI * m->opt.tol_constraint) {
         converged = 1;
@@ -290,10 +295,71 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
 
   /* projections of velocities and accelerations (eqs. 6, 7), at the positions whose constraints
      the last iteration evaluated */
-  mb_status st = project_state(m, d, err);
-  if (st != MB_OK) return st;
-  d->report.steps++;
-  return MB_OK;
+  return project_state(m, d, err);
+}
+
+mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
+  /* the time counted, not accumulated, so that t_end is hit exactly */
+  mb_status st = ali3p_step(m, d, (d->report.steps + 1) * m->opt.step, err);
+  if (st == MB_OK) d->report.steps++;
+  return st;
+}
+
+/* The state a failed step starts again from: t, q, qd, qdd, lambda. */
+typedef struct step_start {
+  double t;
+  double* x; /* (3 nq + ncon) */
+} step_start;
+
+static void state_copy(const mb_model* m, mb_data* d, double* x, int save) {
+  double* parts[4] = {d->q, d->qd, d->qdd, d->lambda};
+  const int sizes[4] = {m->nq, m->nq, m->nq, m->ncon};
+  for (int k = 0; k < 4; x += sizes[k], k++)
+    if (save)
+      memcpy(x, parts[k], sizeof(double) * sizes[k]);
+    else
+      memcpy(parts[k], x, sizeof(double) * sizes[k]);
+}
+
+/* mb_step; when its Newton iteration fails, the step again from its start on 2, 4, ... up to
+   max_substeps sub-steps (a contact or impact that changes the motion too fast for one step).
+   The sub-steps run the same model at h / n with the penalty raised n^2 times, which keeps every
+   c_i = alpha beta h^2 / m as compiled. Only the full steps count (report.steps), so outputs,
+   functionals and the energy balance keep their grid. */
+static mb_status step_or_substeps(const mb_model* m, mb_data* d, step_start* start, mb_error* err) {
+  if (m->opt.max_substeps < 2) return mb_step(m, d, err);
+  start->t = d->t;
+  state_copy(m, d, start->x, 1);
+  mb_status st = mb_step(m, d, err);
+  if (st != MB_NEWTON_FAILED) return st;
+  const double t_end = (d->report.steps + 1) * m->opt.step;
+  int n = 2;
+  for (; n <= m->opt.max_substeps; n *= 2) {
+    mb_model sub = *m; /* settings by value, the arrays shared and only read */
+    sub.opt.step = m->opt.step / n;
+    sub.opt.penalty = m->opt.penalty * n * n;
+    d->t = start->t;
+    state_copy(m, d, start->x, 0);
+    mb_error sub_err;
+    mb_status sub_st = MB_OK;
+    for (int j = 1; j <= n && sub_st == MB_OK; j++)
+      sub_st = ali3p_step(&sub, d, start->t + (t_end - start->t) * j / n, &sub_err);
+    if (sub_st == MB_OK) {
+      d->report.steps++;
+      d->report.substepped_steps++;
+      return MB_OK;
+    }
+    if (sub_st != MB_NEWTON_FAILED) {
+      *err = sub_err;
+      return sub_st;
+    }
+  }
+  /* the state stays at the last completed step */
+  d->t = start->t;
+  state_copy(m, d, start->x, 0);
+  const size_t len = strlen(err->message);
+  snprintf(err->message + len, sizeof err->message - len, " (also on %d sub-steps)", n / 2);
+  return st;
 }
 
 /* Energy balance bookkeeping: E(t) - E(0) - W_nc(t), with the work of non-conservative forces
@@ -338,13 +404,16 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
 
+  step_start start = {0, NULL};
+  if (m->opt.max_substeps > 1 &&
+      !(start.x = malloc(sizeof(double) * (3 * (size_t)m->nq + m->ncon + 1))))
+    return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
   /* the k-th output at the step nearest k * interval: counted, not accumulated, so that rounding
      does not shift the output times by a step over a long run */
   long outputs = 1;
   for (long n = 1; n <= nstep; n++) {
-    st = mb_step(m, d, err);
-    if (st != MB_OK) return st;
+    if ((st = step_or_substeps(m, d, &start, err)) != MB_OK) break;
     const int output = obs && (d->t >= outputs * interval - 0.5 * h || n == nstep);
     (output ? mb_sensors : mb_sensors_angles)(m, d);
     energy_balance(m, d, 0);
@@ -354,5 +423,6 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
       if (obs(m, d, user)) break;
     }
   }
-  return MB_OK;
+  free(start.x);
+  return st;
 }

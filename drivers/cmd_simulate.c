@@ -85,6 +85,7 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
          r->steps, r->newton_iterations, r->steps ? (double)r->newton_iterations / r->steps : 0.0,
          r->max_newton_per_step);
   if (r->stalled_steps) printf(", %d stalled at round-off", r->stalled_steps);
+  if (r->substepped_steps) printf(", %d retried on sub-steps", r->substepped_steps);
   printf("\n");
   printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
          r->max_phidd);
@@ -120,6 +121,7 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "newton_iterations", (double)r->newton_iterations);
   cJSON_AddNumberToObject(o, "max_newton_per_step", r->max_newton_per_step);
   cJSON_AddNumberToObject(o, "stalled_steps", r->stalled_steps);
+  cJSON_AddNumberToObject(o, "substepped_steps", r->substepped_steps);
   cJSON_AddNumberToObject(o, "redundant_constraints", r->redundant);
   if (r->redundant) cJSON_AddStringToObject(o, "dependent", r->dependent);
   cJSON_AddNumberToObject(o, "max_phi", r->max_phi);

@@ -872,6 +872,7 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                                      "newton_tolerance",
                                      "constraint_tolerance",
                                      "max_newton",
+                                     "max_substeps",
                                      "projection_iterations",
                                      "projection_tolerance",
                                      "tangent",
@@ -901,6 +902,7 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
     TRY(member_number(c, v, p, "newton_tolerance", &s->tol_newton));
     TRY(member_number(c, v, p, "constraint_tolerance", &s->tol_constraint));
     TRY(member_int(c, v, p, "max_newton", &s->max_newton));
+    TRY(member_int(c, v, p, "max_substeps", &s->max_substeps));
     TRY(member_int(c, v, p, "projection_iterations", &s->projection_iterations));
     TRY(member_number(c, v, p, "projection_tolerance", &s->tol_projection));
     TRY(member_number(c, v, p, "assembly_tolerance", &s->tol_assembly));
@@ -947,6 +949,10 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
   if (s->max_newton < 1) {
     path_key(sub, p, "max_newton");
     return fail(c, sub, "must be >= 1 (got %d)", s->max_newton);
+  }
+  if (s->max_substeps < 1 || s->max_substeps > 1024) {
+    path_key(sub, p, "max_substeps");
+    return fail(c, sub, "must be between 1 (no retry) and 1024 (got %d)", s->max_substeps);
   }
   if (s->projection_iterations < 1) {
     path_key(sub, p, "projection_iterations");
@@ -2129,6 +2135,7 @@ void mb_settings_default(mb_settings* s) {
   s->tol_newton = 1e-10;
   s->tol_constraint = 1e-10;
   s->max_newton = 50;
+  s->max_substeps = 8;
   s->projection_iterations = 30;
   s->tol_projection = 1e-12;
   s->exact_tangent = 1;

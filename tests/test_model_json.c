@@ -130,6 +130,8 @@ static const struct {
     {"tangent_unknown.json", MB_ERR_MODEL, "simulation.tangent",
      "must be \"exact\" or \"approximate\""},
     {"max_newton_fraction.json", MB_ERR_MODEL, "simulation.max_newton", "must be an integer"},
+    {"max_substeps_zero.json", MB_ERR_MODEL, "simulation.max_substeps",
+     "must be between 1 (no retry) and 1024 (got 0)"},
     {"threads_three.json", MB_ERR_MODEL, "simulation.threads",
      "must be 0 (chosen), 1 or 2 (got 3)"},
     {"tangent_refresh_unknown.json", MB_ERR_MODEL, "simulation.tangent_refresh",
@@ -324,7 +326,8 @@ static const char* const planar_model =
     "\"gamma\": 0.6,\n"
     "                 \"penalty\": 1e8, \"newton_tolerance\": 1e-9, \"constraint_tolerance\": "
     "1e-8,\n"
-    "                 \"max_newton\": 30, \"projection_iterations\": 3, \"projection_tolerance\": "
+    "                 \"max_newton\": 30, \"max_substeps\": 4, \"projection_iterations\": 3, "
+    "\"projection_tolerance\": "
     "1e-11,\n"
     "                 \"tangent\": \"approximate\", \"assembly_tolerance\": 1e-10, "
     "\"max_assembly\": 40}\n"
@@ -662,7 +665,8 @@ static void test_planar(void) {
   const mb_settings* st = &d.settings;
   CHECK(st->t_end == 2 && st->step == 0.01 && st->output_interval == 0.1);
   CHECK(st->beta == 0.3 && st->gamma == 0.6 && st->penalty == 1e8);
-  CHECK(st->tol_newton == 1e-9 && st->tol_constraint == 1e-8 && st->max_newton == 30);
+  CHECK(st->tol_newton == 1e-9 && st->tol_constraint == 1e-8 && st->max_newton == 30 &&
+        st->max_substeps == 4);
   CHECK(st->projection_iterations == 3 && st->tol_projection == 1e-11 && st->exact_tangent == 0);
   CHECK(st->tol_assembly == 1e-10 && st->max_assembly == 40);
 
@@ -732,7 +736,7 @@ static void test_spatial(void) {
   CHECK(def.t_end == 5 && def.step == 1e-3 && def.output_interval == 0 && def.beta == 0.25 &&
         def.gamma == 0.5);
   CHECK(def.penalty == 1e9 && def.tol_newton == 1e-10 && def.tol_constraint == 1e-10 &&
-        def.max_newton == 50);
+        def.max_newton == 50 && def.max_substeps == 8);
   CHECK(def.projection_iterations == 30 && def.tol_projection == 1e-12 && def.exact_tangent == 1);
   CHECK(def.tol_assembly == 1e-12 && def.max_assembly == 50);
   mb_desc_free(&d);

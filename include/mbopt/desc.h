@@ -264,6 +264,8 @@ typedef struct mb_settings {
   double tol_newton;          /* convergence of ||dq||_inf per Newton iteration, m */
   double tol_constraint;      /* convergence of ||Phi||_inf */
   int max_newton;             /* iterations per step */
+  int max_substeps;           /* mb_simulate retries a step whose Newton iteration fails on 2, 4,
+                                 ... up to this many sub-steps; 1: no retry */
   int projection_iterations;  /* iterations of the projections; 1: non-iterative */
   double tol_projection;      /* convergence of iterative projections */
   int exact_tangent;          /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */

@@ -182,10 +182,11 @@ typedef struct mb_report {
   int steps;
   long newton_iterations;
   int max_newton_per_step;
-  int stalled_steps; /* steps accepted with the multipliers stalled at round-off (ali3p.c) */
-  double max_phi;    /* largest |Phi| after each step */
-  double max_phid;   /* largest |dPhi/dt| after the velocity projection */
-  double max_phidd;  /* largest |d2Phi/dt2| after the acceleration projection */
+  int stalled_steps;    /* steps accepted with the multipliers stalled at round-off (ali3p.c) */
+  int substepped_steps; /* steps mb_simulate took again on sub-steps after a Newton failure */
+  double max_phi;       /* largest |Phi| after each step */
+  double max_phid;      /* largest |dPhi/dt| after the velocity projection */
+  double max_phidd;     /* largest |d2Phi/dt2| after the acceleration projection */
   /* constraints dependent on the others at the initial configuration (assembly.c), and the
      joints (or drivers, or bodies) they belong to, "; "-separated */
   int redundant;
