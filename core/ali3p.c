@@ -347,6 +347,7 @@ static mb_status step_or_substeps(const mb_model* m, mb_data* d, step_start* sta
     if (sub_st == MB_OK) {
       d->report.steps++;
       d->report.substepped_steps++;
+      if (n > d->report.finest_substeps) d->report.finest_substeps = n;
       return MB_OK;
     }
     if (sub_st != MB_NEWTON_FAILED) {

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "mbopt/sensitivity.h"
+#include "mbopt/simulate.h"
 
 static const char* method_names[] = {"auto", "forward", "adjoint"};
 
@@ -81,6 +82,32 @@ static void choose(const mb_desc* desc, const mb_model* m, double* psi, double* 
            info->predicted_forward, n1, n2);
 }
 
+static int stop_after(const mb_model* m, const mb_data* d, void* user) {
+  (void)m;
+  return d->t >= *(const double*)user;
+}
+
+/* After a gradient's step failed at t_fail: whether simulate's retry on sub-steps passes it. Then
+   the message says so, and which fixed step gets the gradient through (the sensitivities
+   differentiate one grid of steps, so they cannot retry). */
+static void sub_step_remedy(const mb_model* m, double t_fail, mb_error* err) {
+  mb_model probe = *m; /* settings by value, the arrays shared and only read */
+  probe.opt.max_substeps = m->opt.max_substeps > 8 ? m->opt.max_substeps : 8;
+  probe.opt.output_interval = 0;
+  mb_data* d = mb_data_create(m);
+  mb_error probe_err;
+  if (d && mb_simulate(&probe, d, stop_after, &t_fail, &probe_err) == MB_OK &&
+      d->report.finest_substeps > 1 && d->t >= t_fail) {
+    const int n = d->report.finest_substeps;
+    mb_error_set(err, MB_NEWTON_FAILED,
+                 "t = %g: the Newton iteration fails at h = %g but passes on %d sub-steps (which "
+                 "simulate retries on its own); a gradient takes every step at one size: --step %g "
+                 "gets it through",
+                 t_fail, m->opt.step, n, m->opt.step / n);
+  }
+  mb_data_free(d);
+}
+
 mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, int checkpoint,
                       double* psi, double* grad, mb_gradient_info* info, mb_error* err) {
   mb_gradient_info local;
@@ -97,6 +124,8 @@ mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, 
   mb_status st = info->method == MB_METHOD_ADJOINT
                      ? mbd_adjoint(desc, m, d, checkpoint, psi, grad, &info->memory_bytes, err)
                      : mbd_forward(desc, m, d, psi, grad, err);
+  const double t_fail = d->t;
   mb_data_free(d);
+  if (st == MB_NEWTON_FAILED) sub_step_remedy(m, t_fail, err);
   return st;
 }

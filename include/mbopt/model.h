@@ -184,6 +184,7 @@ typedef struct mb_report {
   int max_newton_per_step;
   int stalled_steps;    /* steps accepted with the multipliers stalled at round-off (ali3p.c) */
   int substepped_steps; /* steps mb_simulate took again on sub-steps after a Newton failure */
+  int finest_substeps;  /* the most sub-steps one of them needed */
   double max_phi;       /* largest |Phi| after each step */
   double max_phid;      /* largest |dPhi/dt| after the velocity projection */
   double max_phidd;     /* largest |d2Phi/dt2| after the acceleration projection */
