@@ -38,6 +38,24 @@ static inline mb_model* mbt_load(const char* path, mb_desc* d) {
   return m;
 }
 
+/* mbt_load with the model's step set to h before compiling, as `--step h` does (the automatic
+   penalty scales depend on it). */
+static inline mb_model* mbt_load_at_step(const char* path, mb_desc* d, double h) {
+  mb_error err;
+  mb_model* m = NULL;
+  if (mb_desc_load_json(path, d, &err) != MB_OK) {
+    printf("FAIL cannot load %s: %s\n", path, err.message);
+    return NULL;
+  }
+  d->settings.step = h;
+  if (mb_compile(d, &m, &err) != MB_OK) {
+    printf("FAIL cannot compile %s: %s\n", path, err.message);
+    mb_desc_free(d);
+    return NULL;
+  }
+  return m;
+}
+
 /* A reproducible uniform number in [-1, 1). */
 static inline double mbt_uniform(unsigned* seed) {
   *seed = *seed * 1103515245u + 12345u;
