@@ -332,7 +332,7 @@ static mb_status step_or_substeps(const mb_model* m, mb_data* d, step_start* sta
   state_copy(m, d, start->x, 1);
   mb_status st = mb_step(m, d, err);
   if (st != MB_NEWTON_FAILED) return st;
-  const double t_end = (d->report.steps + 1) * m->opt.step;
+  const double t_next = (d->report.steps + 1) * m->opt.step;
   int n = 2;
   for (; n <= m->opt.max_substeps; n *= 2) {
     mb_model sub = *m; /* settings by value, the arrays shared and only read */
@@ -343,7 +343,7 @@ static mb_status step_or_substeps(const mb_model* m, mb_data* d, step_start* sta
     mb_error sub_err;
     mb_status sub_st = MB_OK;
     for (int j = 1; j <= n && sub_st == MB_OK; j++)
-      sub_st = ali3p_step(&sub, d, start->t + (t_end - start->t) * j / n, &sub_err);
+      sub_st = ali3p_step(&sub, d, start->t + (t_next - start->t) * j / n, &sub_err);
     if (sub_st == MB_OK) {
       d->report.steps++;
       d->report.substepped_steps++;

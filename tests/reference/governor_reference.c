@@ -47,6 +47,16 @@ static double box_moment(double m, double side1, double side2) {
 
 static const double pi = 3.14159265358979323846;
 
+/* I_0, the axial inertia of shaft (as thin as an arm's rod) and sleeve */
+static double shaft_and_sleeve_inertia(void) {
+  return box_moment(ROD_MASS, 0.01, 0.01) + box_moment(SLEEVE_MASS, 0.1, 0.1);
+}
+
+/* m_psi, an arm's inertia about its hinge */
+static double arm_mass(void) {
+  return ROD_MASS / 4 + box_moment(ROD_MASS, 0.01, 1.0) + POINT_MASS;
+}
+
 /* j(psi) and dj/dpsi of one arm */
 static void arm_inertia(double psi, double* j, double* dj) {
   const double ia = box_moment(ROD_MASS, 0.01, 0.01), it = box_moment(ROD_MASS, 0.01, 1.0);
@@ -68,8 +78,7 @@ static double spring(double psi, double s, double psi_rate, double s_rate, doubl
 }
 
 static void rates(const double* y, double* dy) {
-  const double i0 = box_moment(ROD_MASS, 0.01, 0.01) + box_moment(SLEEVE_MASS, 0.1, 0.1);
-  const double m_psi = ROD_MASS / 4 + box_moment(ROD_MASS, 0.01, 1.0) + POINT_MASS;
+  const double i0 = shaft_and_sleeve_inertia(), m_psi = arm_mass();
   double J = i0, dJ_dt = 0, s_force = -SLEEVE_MASS * GRAVITY;
   for (int i = 0; i < NSTATE / 2; i++) dy[i] = y[NSTATE / 2 + i];
   for (int arm = 0; arm < 2; arm++) {
@@ -90,8 +99,7 @@ static void rates(const double* y, double* dy) {
 
 /* total energy, zero at z = 0 */
 static double energy(const double* y) {
-  const double i0 = box_moment(ROD_MASS, 0.01, 0.01) + box_moment(SLEEVE_MASS, 0.1, 0.1);
-  const double m_psi = ROD_MASS / 4 + box_moment(ROD_MASS, 0.01, 1.0) + POINT_MASS;
+  const double i0 = shaft_and_sleeve_inertia(), m_psi = arm_mass();
   /* the shaft is as heavy as an arm's rod, its centre at L / 2 */
   double J = i0, E = SLEEVE_MASS * GRAVITY * y[3] + ROD_MASS * GRAVITY * HINGE_HEIGHT / 2;
   for (int arm = 0; arm < 2; arm++) {
