@@ -299,6 +299,8 @@ static mb_status ali3p_step(const mb_model* m, mb_data* d, double t_new, mb_erro
 }
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
+  if (m->opt.interrupt && *m->opt.interrupt)
+    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", d->t);
   /* the time counted, not accumulated, so that t_end is hit exactly */
   mb_status st = ali3p_step(m, d, (d->report.steps + 1) * m->opt.step, err);
   if (st == MB_OK) d->report.steps++;
@@ -399,7 +401,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   if (st != MB_OK) return st;
   d->report.assembled = 1;
   const double h = m->opt.step;
-  const long nstep = lround(m->opt.t_end / h);
+  const long nstep = mb_step_count(m);
   (obs ? mb_sensors : mb_sensors_angles)(m, d);
   energy_balance(m, d, 1);
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);

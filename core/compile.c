@@ -11,6 +11,7 @@
    The same pass can carry forward-mode derivatives with respect to one parameter (the "seed"):
    every real quantity derived from the description has a companion derivative, and the real arrays
    of a second, tangent model receive the exact partial derivatives of the model's arrays. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1603,6 +1604,31 @@ static void copy_structure(const mb_model* m, mb_model* dm, caps c) {
 }
 
 /* Compiles d; with seed >= 0 also the tangent model with respect to parameter `seed`. */
+/* The time span and step as set (the loader checks them, but the command line and the C API
+   change them afterwards): finite, positive, and at most MB_MAX_STEPS steps. */
+static mb_status check_time_span(const mb_settings* s, mb_error* err) {
+  if (!(s->step > 0 && s->step <= DBL_MAX))
+    return mb_error_set(err, MB_ERR_MODEL, "simulation.step: must be a positive number (got %g)",
+                        s->step);
+  if (!(s->t_end > 0 && s->t_end <= DBL_MAX))
+    return mb_error_set(err, MB_ERR_MODEL, "simulation.t_end: must be a positive number (got %g)",
+                        s->t_end);
+  if (s->step > s->t_end)
+    return mb_error_set(err, MB_ERR_MODEL, "simulation.step: must be <= t_end (got %g > %g)",
+                        s->step, s->t_end);
+  const double steps = s->t_end / s->step;
+  if (!(steps <= (double)MB_MAX_STEPS))
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "simulation: t_end / step = %g / %g = %.3g steps, more than the %.0e a run "
+                        "may take; shorten t_end or lengthen the step",
+                        s->t_end, s->step, steps, (double)MB_MAX_STEPS);
+  return MB_OK;
+}
+
+long mb_step_count(const mb_model* m) {
+  return lround(m->opt.t_end / m->opt.step);
+}
+
 static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** dout,
                          mb_error* err) {
   *out = NULL;
@@ -1611,6 +1637,7 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   if (!d || (d->dim != 2 && d->dim != 3) || d->nbody < 1)
     return mb_error_set(err, MB_ERR_ARGUMENT,
                         "model: needs dimension 2 or 3 and at least one body");
+  if (check_time_span(&d->settings, err) != MB_OK) return err->status;
 
   compiler c;
   memset(&c, 0, sizeof c);

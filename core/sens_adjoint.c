@@ -391,7 +391,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
                       double* psi, double* grad, size_t* memory, mb_error* err) {
   const int p = mb_desc_gradient_count(desc), nf = m->nfunctional, nq = m->nq, nc = m->ncon;
   const double h = m->opt.step;
-  const long nstep = lround(m->opt.t_end / h);
+  const long nstep = mb_step_count(m);
   tape tp = {0};
   adjoint a = {0};
   sens_point pt1 = {0};

@@ -135,7 +135,7 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
   if (st == MB_OK && p > 0) st = sens_initial(m, d, ws, err);
   if (st != MB_OK) goto done;
   const double h = m->opt.step;
-  const long nstep = lround(m->opt.t_end / h);
+  const long nstep = mb_step_count(m);
   mb_sensors_angles(m, d);
   accumulate(m, d, ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
   for (long n = 1; n <= nstep; n++) {

@@ -23,6 +23,30 @@ void cli_error(const char* format, ...) {
   va_end(args);
 }
 
+int cli_path(char* buf, const char* option, const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  const int n = vsnprintf(buf, CLI_PATH_MAX, format, args);
+  va_end(args);
+  if (n < 0 || n >= CLI_PATH_MAX) {
+    cli_error("%s: path longer than %d characters", option, CLI_PATH_MAX - 1);
+    return 0;
+  }
+  return 1;
+}
+
+int cli_parse_count(const char* name, const char* text, long max, long* out) {
+  long v = 0;
+  const char* c = text;
+  for (; c && *c >= '0' && *c <= '9' && v <= max; c++) v = 10 * v + (*c - '0');
+  if (!text || c == text || *c || v < 1 || v > max) {
+    cli_error("%s: expected a whole number from 1 to %ld, got '%s'", name, max, text ? text : "");
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
 int cli_parse_positive(const char* name, const char* text, double* out) {
   char* end = NULL;
   double v = text ? strtod(text, &end) : NAN;
@@ -58,6 +82,8 @@ int cli_exit_code(mb_status st) {
     case MB_ERR_SINGULAR:
     case MB_ERR_ARGUMENT:
       return CLI_BAD_INPUT;
+    case MB_INTERRUPTED:
+      return cli_signal_exit_code();
     default:
       return CLI_RUN_FAILED;
   }
@@ -75,6 +101,9 @@ int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
   if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
   if (run && run->threads >= 0) d->settings.threads = run->threads;
+  /* a signal stops the run at its next time step */
+  cli_signals_install();
+  d->settings.interrupt = &cli_stop_signal;
   if (d->settings.step > d->settings.t_end) {
     cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
               d->settings.t_end);
@@ -308,6 +337,40 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
       fprintf(out, "\n%*s", column, "");
     print_wrapped(out, options[k][1], column, width);
   }
+}
+
+volatile sig_atomic_t cli_stop_signal;
+static double first_signal_time;
+
+/* A signal repeated within half a second is the same request: tools such as timeout(1) send it
+   to the process and to its group, and a terminal to every process of a pipeline. */
+static void on_signal(int sig) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+  const double now = ts.tv_sec + 1e-9 * ts.tv_nsec;
+  if (!cli_stop_signal) {
+    first_signal_time = now;
+    cli_stop_signal = sig;
+    return;
+  }
+  if (now - first_signal_time < 0.5) return;
+  static const char note[] = "mbopt: error: stopped at once by a second signal\n";
+  const ssize_t written = write(STDERR_FILENO, note, sizeof note - 1);
+  (void)written; /* nothing better to do: the process ends either way */
+  _exit(128 + sig);
+}
+
+void cli_signals_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t k = 0; k < sizeof signals / sizeof signals[0]; k++) sigaction(signals[k], &sa, NULL);
+}
+
+int cli_signal_exit_code(void) {
+  return 128 + (cli_stop_signal ? cli_stop_signal : SIGINT);
 }
 
 double cli_now(void) {

@@ -2,6 +2,7 @@
 #ifndef MBOPT_CLI_H
 #define MBOPT_CLI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "mbopt/mbopt.h"
@@ -14,8 +15,20 @@ enum {
   CLI_BAD_INPUT = 3   /* the model or spec is invalid, or a file cannot be read or written */
 };
 
+/* Longest path the command line builds, with its terminating zero */
+#define CLI_PATH_MAX 4096
+
 /* Prints "mbopt: error: <message>" on stderr (one line). */
 void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Formats a path into buf (CLI_PATH_MAX bytes); a path that would not fit is an error naming
+   `option` (printed), never cut: returns 0 then. */
+int cli_path(char* buf, const char* option, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Parses a whole number from 1 to max for option `name` (decimal digits only: no sign, fraction,
+   exponent or trailing text); prints the error and returns 0 on failure. */
+int cli_parse_count(const char* name, const char* text, long max, long* out);
 
 /* Parses a finite positive number for option `name`; prints the error and returns 0 on failure. */
 int cli_parse_positive(const char* name, const char* text, double* out);
@@ -31,8 +44,9 @@ typedef struct cli_run {
 #define CLI_RUN_SPEC \
   { 0, 0, -1, -1, -1 }
 
-/* Loads a model description and applies the overrides of run (may be NULL). Returns an exit
-   code. */
+/* Loads a model description and applies the overrides of run (may be NULL); from then on
+   SIGINT, SIGTERM and SIGHUP stop its runs at their next time step (MB_INTERRUPTED). Returns an
+   exit code. */
 int cli_load_desc(const char* path, const cli_run* run, mb_desc* d);
 
 /* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit
@@ -76,6 +90,16 @@ int cli_spec_argument(const char* command, const char* arg, const char** spec);
 
 /* Exit code of a library status. */
 int cli_exit_code(mb_status st);
+
+/* The first of SIGINT, SIGTERM or SIGHUP received since cli_signals_install (0: none). A command
+   stops at its next safe point (end of a time step or an evaluation), completes its files and
+   exits with cli_signal_exit_code(). A second signal ends the process at once, with a one-line
+   note, leaving files as they are between rows. */
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_signals_install(void);
+
+/* 128 + the signal received (130 SIGINT, 143 SIGTERM, 129 SIGHUP; 130 when none was) */
+int cli_signal_exit_code(void);
 
 /* Seconds of a monotonic clock. */
 double cli_now(void);

@@ -68,7 +68,7 @@ static double time_runs(mb_desc* d, const mb_model* m, int kind, int repeat, dou
 int cmd_bench(int argc, char** argv) {
   const char* spec = NULL;
   cli_run run = CLI_RUN_SPEC;
-  double repeat_value = 5;
+  long repeat = 5;
   int json = 0, fd = -1;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -80,7 +80,7 @@ int cmd_bench(int argc, char** argv) {
       bench_help(stdout);
       return CLI_OK;
     } else if (!strcmp(a, "--repeat")) {
-      if (!cli_parse_positive(a, next, &repeat_value)) return CLI_USAGE;
+      if (!cli_parse_count(a, next, 1000000, &repeat)) return CLI_USAGE;
       i++;
     } else if (!strcmp(a, "--fd") || !strcmp(a, "--no-fd")) {
       fd = !strcmp(a, "--fd");
@@ -94,7 +94,6 @@ int cmd_bench(int argc, char** argv) {
     bench_help(stderr);
     return CLI_USAGE;
   }
-  const int repeat = (int)fmax(1, round(repeat_value));
 
   mb_desc d;
   int code = cli_load_desc(spec, &run, &d);
@@ -114,12 +113,12 @@ int cmd_bench(int argc, char** argv) {
   double seconds[RUN_COUNT];
   for (int kind = 0; kind < RUN_COUNT; kind++)
     seconds[kind] =
-        kind == RUN_DIFFERENCES && !fd ? NAN : time_runs(&d, m, kind, repeat, psi, grad, &st);
+        kind == RUN_DIFFERENCES && !fd ? NAN : time_runs(&d, m, kind, (int)repeat, psi, grad, &st);
   if (st != MB_OK) {
     code = cli_exit_code(st);
     goto done;
   }
-  const int steps = (int)lround(m->opt.t_end / m->opt.step);
+  const long steps = mb_step_count(m);
   if (json) {
     cJSON* o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "model", d.name);
@@ -144,10 +143,10 @@ int cmd_bench(int argc, char** argv) {
     cJSON_Delete(o);
   } else {
     printf(
-        "model                 %s: %d coordinates, %d steps of %g s, %d parameters, %d "
+        "model                 %s: %d coordinates, %ld steps of %g s, %d parameters, %d "
         "functionals\n",
         d.name, m->nq, steps, m->opt.step, d.nparam, m->nfunctional);
-    printf("fastest of %d runs     seconds   / simulation\n", repeat);
+    printf("fastest of %ld runs     seconds   / simulation\n", repeat);
     for (int kind = 0; kind < RUN_COUNT; kind++)
       if (!isnan(seconds[kind]))
         printf("%-20s  %8.4f   %8.2f\n", run_names[kind], seconds[kind],

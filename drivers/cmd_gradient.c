@@ -1,5 +1,6 @@
 /* mbopt gradient: the functionals of a spec and their exact gradients with respect to its
    parameters, by forward or adjoint sensitivity. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
 int cmd_gradient(int argc, char** argv) {
   const char *spec = NULL, *method = NULL;
   cli_run run = CLI_RUN_SPEC;
-  double checkpoint = 0;
+  long checkpoint = 0;
   int json = 0;
   for (int i = 1; i < argc; i++) {
     const char* a = argv[i];
@@ -104,7 +105,7 @@ int cmd_gradient(int argc, char** argv) {
       if (!cli_method_option(next, &method)) return CLI_USAGE;
       i++;
     } else if (!strcmp(a, "--checkpoint")) {
-      if (!cli_parse_positive(a, next, &checkpoint)) return CLI_USAGE;
+      if (!cli_parse_count(a, next, INT_MAX, &checkpoint)) return CLI_USAGE;
       i++;
     } else if (!strcmp(a, "--json")) {
       json = 1;

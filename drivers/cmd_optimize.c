@@ -1,12 +1,12 @@
 /* mbopt optimize and mbopt compare: run a spec's optimisation with one or several algorithms,
    writing every evaluation to a history file as it happens and a summary at the end, even when
-   the run is interrupted. */
-#include <errno.h>
+   the run is interrupted, into an output folder locked for the run (outdir.h). */
+#include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <cJSON.h>
@@ -14,22 +14,18 @@
 #include "cli.h"
 #include "commands.h"
 #include "mbopt/optimize.h"
-
-/* set by SIGINT; the optimisation stops at its next evaluation */
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig) {
-  (void)sig;
-  interrupted = 1;
-}
+#include "outdir.h"
 
 static void optimize_help(FILE* out) {
   fprintf(out,
           "Usage: mbopt optimize SPEC.json [options]\n"
           "Minimises the objective of SPEC.json's \"optimization\" section over its design\n"
           "variables, with gradients from the sensitivity analysis (gradient-free algorithms\n"
-          "use simulations only). Writes DIR/history.csv (one row per evaluation, as it\n"
-          "happens) and DIR/summary.json. Ctrl-C stops the run cleanly with both files written.\n\n"
+          "use simulations only). Writes DIR/history.csv (one row per evaluation, in\n"
+          "DIR/history.csv.part while the run lasts) and DIR/summary.json. A run that cannot\n"
+          "start or whose every evaluation fails leaves DIR as it was; a second run into DIR\n"
+          "is refused. SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run at its next time step\n"
+          "with both files written (exit 130, 143, 129); a second signal stops it at once.\n\n"
           "Options:\n"
           "  --algorithm A   lbfgs, slsqp, mma, ccsaq, tnewton (gradient-based), bobyqa,\n"
           "                  cobyla, neldermead, sbplx (gradient-free); default: the spec's\n"
@@ -57,25 +53,12 @@ static void compare_help(FILE* out) {
 /* ---------------------------------------------------------------------------------------------
    files of a run */
 
-/* mkdir -p */
-static int make_dirs(const char* path) {
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0755) != 0 && errno != EEXIST) return 0;
-      *p = '/';
-    }
-  return mkdir(buf, 0755) == 0 || errno == EEXIST;
-}
-
 typedef struct run_files {
   const mb_desc* desc;
-  FILE* history;
-  FILE* best; /* evaluation and best objective so far, for the plot */
+  cli_staged history;
+  cli_staged best; /* evaluation and best objective so far, for the plot */
   double best_f;
-  int progress;
+  int progress, maxeval;
 } run_files;
 
 static void write_history_header(const mb_desc* d, FILE* f) {
@@ -87,23 +70,41 @@ static void write_history_header(const mb_desc* d, FILE* f) {
   fflush(f);
 }
 
+/* seconds as people read them: 42 s, 3 min 5 s, 2 h 10 min */
+static void print_duration(double s) {
+  if (s < 60)
+    fprintf(stderr, "%.0f s", s);
+  else if (s < 3600)
+    fprintf(stderr, "%d min %d s", (int)(s / 60), (int)fmod(s, 60));
+  else
+    fprintf(stderr, "%d h %d min", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
 static void observe(const mb_opt_evaluation* e, void* user) {
   run_files* rf = user;
-  if (rf->history) {
-    fprintf(rf->history, "%d,%.6f,%.17g", e->index, e->seconds, e->failed ? NAN : e->objective);
-    for (int v = 0; v < e->nvar; v++) fprintf(rf->history, ",%.17g", e->x[v]);
-    for (int k = 0; k < e->ncon; k++) fprintf(rf->history, ",%.17g", e->failed ? NAN : e->c[k]);
-    fprintf(rf->history, ",%d,%d\n", e->with_gradient, e->failed);
-    fflush(rf->history);
-  }
+  /* a row reaches the file whole: stdio writes it at the flush, in one piece */
+  FILE* h = rf->history.f;
+  fprintf(h, "%d,%.6f,%.17g", e->index, e->seconds, e->failed ? NAN : e->objective);
+  for (int v = 0; v < e->nvar; v++) fprintf(h, ",%.17g", e->x[v]);
+  for (int k = 0; k < e->ncon; k++) fprintf(h, ",%.17g", e->failed ? NAN : e->c[k]);
+  fprintf(h, ",%d,%d\n", e->with_gradient, e->failed);
+  fflush(h);
   if (!e->failed && e->objective < rf->best_f) rf->best_f = e->objective;
-  if (rf->best && isfinite(rf->best_f)) {
-    fprintf(rf->best, "%d %.17g\n", e->index, rf->best_f);
-    fflush(rf->best);
+  if (isfinite(rf->best_f)) {
+    fprintf(rf->best.f, "%d %.17g\n", e->index, rf->best_f);
+    fflush(rf->best.f);
   }
-  if (rf->progress && (e->with_gradient || e->index % 10 == 0))
-    fprintf(stderr, "  evaluation %4d  objective %-14.8g best %-14.8g %8.1f s%s\n", e->index,
-            e->objective, rf->best_f, e->seconds, e->failed ? "  (failed)" : "");
+  if (rf->progress && (e->with_gradient || e->index % 10 == 0)) {
+    fprintf(stderr, "  evaluation %4d of at most %d  objective %-14.8g best %-14.8g ", e->index,
+            rf->maxeval, e->objective, rf->best_f);
+    print_duration(e->seconds);
+    if (e->index < rf->maxeval) {
+      fprintf(stderr, ", at most ");
+      print_duration(e->seconds / e->index * (rf->maxeval - e->index));
+      fprintf(stderr, " more");
+    }
+    fprintf(stderr, "%s\n", e->failed ? "  (failed)" : "");
+  }
 }
 
 static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_result* r) {
@@ -126,60 +127,69 @@ static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_resul
   return s;
 }
 
-static int write_json(const char* path, const cJSON* o) {
-  FILE* f = fopen(path, "w");
-  if (!f) return 0;
-  char* text = cJSON_Print(o);
-  int ok = text && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-  cJSON_free(text);
-  return fclose(f) == 0 && ok;
+/* Loads the spec at `path` and checks that it can be optimised with `algorithm` (NULL: the
+   spec's), touching no file; prints the error and returns an exit code. */
+static int load_checked(const char* path, const char* algorithm, long maxeval, mb_desc* d) {
+  int code = cli_load_desc(path, NULL, d);
+  if (code != CLI_OK) return code;
+  if (maxeval > 0) d->optimization.maxeval = (int)maxeval;
+  mb_error err;
+  mb_status st = mb_optimize_check(d, algorithm, &err);
+  if (st == MB_OK) return CLI_OK;
+  cli_error("%s: %s", path, err.message);
+  mb_desc_free(d);
+  return cli_exit_code(st);
 }
 
-/* Runs one algorithm on the spec at `path` from its start, with its files in dir. The result and
-   best point are returned; the exit code says whether it could run. */
-static int run_one(const char* path, const char* algorithm, const char* dir, int maxeval,
+/* Runs one algorithm on the spec at `path` from its start, with its files in dir. History and
+   summary replace an earlier run's only when this run evaluated a point successfully: a run
+   that could not start or whose every evaluation failed leaves the folder as it was. The result
+   and the summary are returned; the exit code says whether it could run. */
+static int run_one(const char* path, const char* algorithm, const char* dir, long maxeval,
                    int progress, mb_opt_result* r, cJSON** summary) {
   mb_desc d;
-  int code = cli_load_desc(path, NULL, &d);
+  int code = load_checked(path, algorithm, maxeval, &d);
   if (code != CLI_OK) return code;
-  if (maxeval > 0) d.optimization.maxeval = maxeval;
-  char file[1100];
-  run_files rf = {&d, NULL, NULL, INFINITY, progress};
+  run_files rf = {&d, {0}, {0}, INFINITY, progress, d.optimization.maxeval};
   double* x = calloc(d.optimization.nvar + 1, sizeof(double));
-  if (!make_dirs(dir)) {
-    cli_error("--out: cannot create '%s'", dir);
+  char history[CLI_PATH_MAX], best[CLI_PATH_MAX];
+  if (!cli_path(history, "--out", "%s/history.csv", dir) ||
+      !cli_path(best, "--out", "%s/best.dat", dir) ||
+      !cli_staged_open(&rf.history, "--out", history) ||
+      !cli_staged_open(&rf.best, "--out", best)) {
     code = CLI_BAD_INPUT;
     goto done;
   }
-  snprintf(file, sizeof file, "%s/history.csv", dir);
-  rf.history = fopen(file, "w");
-  snprintf(file, sizeof file, "%s/best.dat", dir);
-  rf.best = fopen(file, "w");
-  if (!rf.history || !rf.best) {
-    cli_error("--out: cannot write in '%s'", dir);
-    code = CLI_BAD_INPUT;
-    goto done;
-  }
-  write_history_header(&d, rf.history);
+  /* whole rows per write: a row is far shorter than this buffer */
+  setvbuf(rf.history.f, NULL, _IOFBF, 1 << 16);
+  write_history_header(&d, rf.history.f);
   mb_error err;
   mb_error_clear(&err);
-  mb_status st = mb_optimize(&d, algorithm, observe, &rf, &interrupted, x, r, &err);
+  mb_status st = mb_optimize(&d, algorithm, observe, &rf, &cli_stop_signal, x, r, &err);
   if (st != MB_OK) {
     cli_error("%s: %s", path, err.message);
     code = cli_exit_code(st);
     goto done;
   }
+  if (r->evaluations == r->failed_evaluations) {
+    cli_error("%s: %s: no evaluation succeeded (%s); %s left as it was", path, r->algorithm,
+              r->message, dir);
+    code = CLI_RUN_FAILED;
+    goto done;
+  }
   *summary = summary_json(&d, x, r);
   cJSON_AddStringToObject(*summary, "spec", path);
-  snprintf(file, sizeof file, "%s/summary.json", dir);
-  if (!write_json(file, *summary)) {
-    cli_error("--out: cannot write '%s'", file);
+  if (!cli_staged_commit(&rf.history) || !cli_staged_commit(&rf.best) ||
+      !cli_write_json(dir, "summary.json", *summary))
     code = CLI_BAD_INPUT;
-  }
 
 done:
-  if (rf.history) fclose(rf.history);
-  if (rf.best) fclose(rf.best);
+  cli_staged_discard(&rf.history);
+  cli_staged_discard(&rf.best);
+  if (code != CLI_OK) {
+    cJSON_Delete(*summary);
+    *summary = NULL;
+  }
   free(x);
   mb_desc_free(&d);
   return code;
@@ -187,25 +197,20 @@ done:
 
 /* exit code of a finished run: interrupted or failed runs are not successes */
 static int status_code(const mb_opt_result* r) {
-  if (!strcmp(r->status, "interrupted")) return 130;
+  if (!strcmp(r->status, "interrupted")) return cli_stop_signal ? cli_signal_exit_code() : 130;
   if (!strcmp(r->status, "failed") || !strcmp(r->status, "evaluation_failed"))
     return CLI_RUN_FAILED;
   return CLI_OK;
 }
 
-static void default_out(char* out, size_t len, const char* kind, const char* spec) {
+/* the output folder: --out, or out/<kind>-<spec file name without extension> */
+static int open_out(cli_outdir* dir, const char* out, const char* kind, const char* spec) {
+  if (out) return cli_outdir_open(dir, "--out", out);
   const char* base = strrchr(spec, '/');
   base = base ? base + 1 : spec;
-  int n = (int)strcspn(base, ".");
-  snprintf(out, len, "out/%s-%.*s", kind, n, base);
-}
-
-static void install_sigint(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
+  char path[CLI_PATH_MAX];
+  if (!cli_path(path, "SPEC", "out/%s-%.*s", kind, (int)strcspn(base, "."), base)) return CLI_USAGE;
+  return cli_outdir_open(dir, "--out", path);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -215,7 +220,7 @@ typedef struct opt_args {
   const char* spec;
   const char* algorithms;
   const char* out;
-  double maxeval;
+  long maxeval;
   int quiet;
 } opt_args;
 
@@ -229,7 +234,7 @@ static int parse_args(int argc, char** argv, const char* algorithms_key, void (*
       help(stdout);
       return -1;
     } else if (!strcmp(s, algorithms_key) || !strcmp(s, "--out")) {
-      if (!next) {
+      if (!next || !next[0]) {
         cli_error("%s: missing value", s);
         return CLI_USAGE;
       }
@@ -239,7 +244,7 @@ static int parse_args(int argc, char** argv, const char* algorithms_key, void (*
         a->algorithms = next;
       i++;
     } else if (!strcmp(s, "--maxeval")) {
-      if (!cli_parse_positive(s, next, &a->maxeval)) return CLI_USAGE;
+      if (!cli_parse_count(s, next, INT_MAX, &a->maxeval)) return CLI_USAGE;
       i++;
     } else if (!strcmp(s, "--quiet")) {
       a->quiet = 1;
@@ -268,17 +273,20 @@ int cmd_optimize(int argc, char** argv) {
   opt_args a;
   int code = parse_args(argc, argv, "--algorithm", optimize_help, &a);
   if (code != CLI_OK) return code < 0 ? CLI_OK : code;
-  char out[512];
-  if (a.out)
-    snprintf(out, sizeof out, "%s", a.out);
-  else
-    default_out(out, sizeof out, "optimize", a.spec);
-  install_sigint();
+  /* everything is checked before the output folder is touched */
+  mb_desc d;
+  code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
+  if (code != CLI_OK) return code;
+  mb_desc_free(&d);
+  cli_outdir out;
+  code = open_out(&out, a.out, "optimize", a.spec);
+  if (code != CLI_OK) return code;
   mb_opt_result r;
   cJSON* summary = NULL;
   int progress = !a.quiet && cli_stderr_is_terminal();
-  code = run_one(a.spec, a.algorithms, out, (int)a.maxeval, progress, &r, &summary);
-  if (code != CLI_OK) return code;
+  code = run_one(a.spec, a.algorithms, out.path, a.maxeval, progress, &r, &summary);
+  cli_outdir_close(&out);
+  if (code != CLI_OK) return cli_stop_signal ? cli_signal_exit_code() : code;
   print_table_head();
   print_result_row(&r);
   cJSON* x = cJSON_GetObjectItem(summary, "x");
@@ -288,65 +296,103 @@ int cmd_optimize(int argc, char** argv) {
     printf("  %-16s %.12g\n", cJSON_GetArrayItem(names, v)->valuestring,
            cJSON_GetArrayItem(x, v)->valuedouble);
   if (shown < nx) printf("  ... %d more in summary.json\n", nx - shown);
-  printf("%s\nwrote %s/summary.json and %s/history.csv\n", r.message, out, out);
+  printf("%s\nwrote %s/summary.json and %s/history.csv\n", r.message, out.path, out.path);
   cJSON_Delete(summary);
   return status_code(&r);
 }
 
-/* convergence plot with gnuplot: best objective against evaluations, log scale */
+/* text as a single-quoted gnuplot string: no substitution happens inside single quotes, a quote
+   is doubled, and control characters (which would end the command) become spaces */
+static void gnuplot_quote(FILE* g, const char* text) {
+  fputc('\'', g);
+  for (const unsigned char* c = (const unsigned char*)text; *c; c++) {
+    if (*c == '\'') fputc('\'', g);
+    fputc(*c < 0x20 || *c == 0x7f ? ' ' : *c, g);
+  }
+  fputc('\'', g);
+}
+
+/* convergence plot with gnuplot: best objective against evaluations, log scale. The script is
+   fixed; the spec's name, the folder and the algorithms enter it only as quoted strings. The
+   plot is drawn beside its name and renamed into place. */
 static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "gnuplot > /dev/null 2>&1");
-  FILE* g = popen(cmd, "w");
+  char svg[CLI_PATH_MAX], part[CLI_PATH_MAX], data[CLI_PATH_MAX];
+  if (!cli_path(svg, "--out", "%s/convergence.svg", out) ||
+      !cli_path(part, "--out", "%s/convergence.svg.part", out))
+    return;
+  FILE* g = popen("gnuplot > /dev/null 2>&1", "w");
   if (!g) return;
+  fprintf(g, "set terminal svg size 800,500 background rgb 'white'\nset output ");
+  gnuplot_quote(g, part);
+  fprintf(g, "\nset title ");
+  gnuplot_quote(g, spec);
   fprintf(g,
-          "set terminal svg size 800,500 background rgb 'white'\n"
-          "set output '%s/convergence.svg'\n"
-          "set title \"%s: best objective against evaluations\" noenhanced\n"
+          " . ': best objective against evaluations' noenhanced\n"
           "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best objective'\n"
-          "set key top right\nset grid\nplot ",
-          out, spec);
-  for (int i = 0; i < n; i++)
-    fprintf(g, "%s'%s/%s/best.dat' using 1:2 with linespoints title '%s'", i ? ", " : "", out,
-            algs[i], algs[i]);
-  fprintf(g, "\n");
+          "set key top right noenhanced\nset grid\nplot ");
+  for (int i = 0; i < n; i++) {
+    /* the data files were written, so their paths fit */
+    snprintf(data, sizeof data, "%.*s/%.31s/best.dat", CLI_PATH_MAX - 50, out, algs[i]);
+    fprintf(g, "%s", i ? ", " : "");
+    gnuplot_quote(g, data);
+    fprintf(g, " using 1:2 with linespoints title ");
+    gnuplot_quote(g, algs[i]);
+  }
+  fprintf(g, "\nset output\n");
   int rc = pclose(g);
-  char svg[1200];
-  snprintf(svg, sizeof svg, "%s/convergence.svg", out);
   struct stat st;
-  if (rc != 0 || stat(svg, &st) != 0 || st.st_size == 0)
+  if (rc != 0 || stat(part, &st) != 0 || st.st_size == 0 || rename(part, svg) != 0) {
+    unlink(part);
     fprintf(stderr, "mbopt: warning: no convergence plot (gnuplot missing or failed)\n");
+  }
 }
 
 int cmd_compare(int argc, char** argv) {
   opt_args a;
   int code = parse_args(argc, argv, "--algorithms", compare_help, &a);
   if (code != CLI_OK) return code < 0 ? CLI_OK : code;
-  char out[512];
-  if (a.out)
-    snprintf(out, sizeof out, "%s", a.out);
-  else
-    default_out(out, sizeof out, "compare", a.spec);
   const char* list = a.algorithms ? a.algorithms : "lbfgs,slsqp,mma,bobyqa";
-  char algs[16][32];
+  enum { MAX_ALGORITHMS = 16 };
+  char algs[MAX_ALGORITHMS][32];
   int n = 0;
-  for (const char* p = list; *p && n < 16;) {
-    size_t len = strcspn(p, ",");
-    snprintf(algs[n++], sizeof algs[0], "%.*s", (int)(len < 31 ? len : 31), p);
+  /* every algorithm is checked against the spec before anything runs or is written */
+  for (const char* p = list; *p; n++) {
+    const size_t len = strcspn(p, ",");
+    if (n == MAX_ALGORITHMS || len == 0 || len >= sizeof algs[0]) {
+      cli_error(
+          "--algorithms: expected a comma-separated list of at most %d algorithm names, "
+          "got '%s'",
+          MAX_ALGORITHMS, list);
+      return CLI_USAGE;
+    }
+    snprintf(algs[n], sizeof algs[0], "%.*s", (int)len, p);
     p += len + (p[len] == ',');
+    mb_desc d;
+    code = load_checked(a.spec, algs[n], a.maxeval, &d);
+    if (code != CLI_OK) return code;
+    mb_desc_free(&d);
   }
-  install_sigint();
+  cli_outdir out;
+  code = open_out(&out, a.out, "compare", a.spec);
+  if (code != CLI_OK) return code;
   cJSON* comparison = cJSON_CreateObject();
   cJSON_AddStringToObject(comparison, "spec", a.spec);
   cJSON* runs = cJSON_AddArrayToObject(comparison, "runs");
   int progress = !a.quiet && cli_stderr_is_terminal(), worst = CLI_OK, ran = 0;
-  mb_opt_result results[16];
-  for (int i = 0; i < n && !interrupted; i++) {
-    char dir[1100];
-    snprintf(dir, sizeof dir, "%s/%s", out, algs[i]);
+  mb_opt_result results[MAX_ALGORITHMS];
+  for (int i = 0; i < n && !cli_stop_signal; i++) {
+    char dir[CLI_PATH_MAX];
+    if (!cli_path(dir, "--out", "%s/%s", out.path, algs[i])) {
+      worst = CLI_USAGE;
+      break;
+    }
+    if ((code = cli_make_dirs("--out", dir)) != CLI_OK) {
+      worst = code;
+      break;
+    }
     if (progress) fprintf(stderr, "%s:\n", algs[i]);
     cJSON* summary = NULL;
-    code = run_one(a.spec, algs[i], dir, (int)a.maxeval, progress, &results[ran], &summary);
+    code = run_one(a.spec, algs[i], dir, a.maxeval, progress, &results[ran], &summary);
     if (code != CLI_OK) {
       worst = code;
       continue;
@@ -358,16 +404,13 @@ int cmd_compare(int argc, char** argv) {
   }
   print_table_head();
   for (int i = 0; i < ran; i++) print_result_row(&results[i]);
-  char file[1200];
-  snprintf(file, sizeof file, "%s/comparison.json", out);
-  if (ran > 0 && !write_json(file, comparison)) {
-    cli_error("--out: cannot write '%s'", file);
-    worst = CLI_BAD_INPUT;
-  }
+  if (ran > 0 && !cli_write_json(out.path, "comparison.json", comparison)) worst = CLI_BAD_INPUT;
   cJSON_Delete(comparison);
   if (ran > 0) {
-    plot(out, a.spec, algs, ran);
-    printf("wrote %s/comparison.json, %s/convergence.svg and one folder per algorithm\n", out, out);
+    plot(out.path, a.spec, algs, ran);
+    printf("wrote %s/comparison.json, %s/convergence.svg and one folder per algorithm\n", out.path,
+           out.path);
   }
-  return interrupted ? 130 : worst;
+  cli_outdir_close(&out);
+  return cli_stop_signal ? cli_signal_exit_code() : worst;
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "outdir.h"
 
 static void simulate_help(FILE* out) {
   fprintf(out,
@@ -28,7 +29,7 @@ static void simulate_help(FILE* out) {
 }
 
 typedef struct run_state {
-  FILE* csv;
+  FILE* csv; /* the staged file's stream, or NULL */
   long rows;
   int progress;
   double t_end, last_progress;
@@ -210,6 +211,7 @@ int cmd_simulate(int argc, char** argv) {
   mb_model* m = NULL;
   mb_data* d = NULL;
   run_state rs = {0};
+  cli_staged csv = {0};
   if (summary) code = cli_set_parameters_from_summary(&desc, summary);
   for (int k = 0; k < nassignment && code == CLI_OK; k++)
     code = cli_set_parameter(&desc, assignment[k]);
@@ -222,20 +224,20 @@ int cmd_simulate(int argc, char** argv) {
     code = CLI_RUN_FAILED;
     goto done;
   }
+  /* the rows go beside the CSV's name and are renamed to it at the end, so that no reader sees
+     a row cut short, whatever stops the run */
   if (csv_path) {
-    rs.csv = fopen(csv_path, "w");
-    if (!rs.csv) {
-      cli_error("--csv: cannot write '%s'", csv_path);
+    if (!cli_staged_open(&csv, "--csv", csv_path)) {
       code = CLI_BAD_INPUT;
       goto done;
     }
+    rs.csv = csv.f;
     write_header(rs.csv, m);
   }
   rs.progress = !quiet && !json && cli_stderr_is_terminal();
   rs.t_end = m->opt.t_end;
   rs.last_progress = cli_now();
 
-  /* run; whatever was written before a failure stays in the CSV */
   double start = cli_now();
   mb_error err;
   mb_error_clear(&err);
@@ -244,10 +246,8 @@ int cmd_simulate(int argc, char** argv) {
   mb_status st = mb_simulate(m, d, rs.csv || rs.progress ? observe : NULL, &rs, &err);
   double seconds = cli_now() - start;
   if (rs.progress) fputs("\r\033[K", stderr);
-  if (rs.csv && fclose(rs.csv) != 0) {
-    cli_error("--csv: error while writing '%s'", csv_path);
-    st = st == MB_OK ? MB_ERR_IO : st;
-  }
+  /* whatever was written before a failure stays in the CSV */
+  if (rs.csv && !cli_staged_commit(&csv)) st = st == MB_OK ? MB_ERR_IO : st;
   rs.csv = NULL;
   if (st != MB_OK) cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
   const char* name = desc.name[0] ? desc.name : spec;
@@ -258,7 +258,7 @@ int cmd_simulate(int argc, char** argv) {
   code = cli_exit_code(st);
 
 done:
-  if (rs.csv) fclose(rs.csv);
+  cli_staged_discard(&csv);
   mb_data_free(d);
   mb_model_free(m);
   mb_desc_free(&desc);

@@ -68,7 +68,7 @@ static double predict(const mb_desc* desc, const mb_model* m, mb_method method, 
 
 static void choose(const mb_desc* desc, const mb_model* m, double* psi, double* grad,
                    mb_gradient_info* info) {
-  const long nstep = lround(m->opt.t_end / m->opt.step);
+  const long nstep = mb_step_count(m);
   const long n2 = nstep < 80 ? nstep : 80, n1 = n2 / 4 > 0 ? n2 / 4 : 1;
   trial(desc, m, MB_METHOD_FORWARD, 1, psi, grad); /* warm the caches */
   info->predicted_forward = predict(desc, m, MB_METHOD_FORWARD, n1, n2, nstep, psi, grad);

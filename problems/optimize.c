@@ -55,6 +55,7 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
   }
   mb_model_free(m);
   if (st == MB_ERR_MEMORY) return -1;
+  if (st == MB_INTERRUPTED) mbo_interrupt(b->opt);
   if (st != MB_OK) {
     snprintf(b->last_failure, sizeof b->last_failure, "%.199s", err.message);
     return 1;
@@ -85,64 +86,92 @@ static void observe(int evaluation, const double* x, double f, const double* c, 
   b->observer(&e, b->user);
 }
 
+/* The optimiser of algorithm for the spec's design variables, bounds and constraints (NULL with
+   err set when the spec cannot run with it). */
+static mbo_optimizer* create_optimizer(const mb_desc* desc, const char* algorithm, mb_error* err) {
+  const mb_optim_desc* o = &desc->optimization;
+  if (o->objective < 0 || o->nvar < 1) {
+    mb_error_set(
+        err, MB_ERR_MODEL,
+        "optimization: missing (the spec needs an \"optimization\" section with parameters "
+        "and an objective)");
+    return NULL;
+  }
+  if (!algorithm) algorithm = o->algorithm;
+  const int alg = mbo_algorithm_parse(algorithm);
+  if (alg < 0) {
+    mb_error_set(err, MB_ERR_MODEL,
+                 "optimization.algorithm: unknown algorithm \"%s\" (lbfgs, slsqp, mma, ccsaq, "
+                 "tnewton, bobyqa, cobyla, neldermead, sbplx)",
+                 algorithm);
+    return NULL;
+  }
+  const int nv = o->nvar, nc = o->ncon;
+  double* bounds = calloc(4 * (size_t)(nv + nc) + 1, sizeof(double));
+  int* logs = calloc((size_t)nv + 1, sizeof(int));
+  mbo_optimizer* opt = bounds && logs ? mbo_create((mbo_algorithm)alg, nv, err) : NULL;
+  if (!bounds || !logs) mb_error_set(err, MB_ERR_MEMORY, "optimization: out of memory");
+  double *lower = bounds, *upper = lower + nv, *clo = upper + nv, *chi = clo + nc;
+  for (int v = 0; v < nv; v++)
+    lower[v] = o->var[v].lower, upper[v] = o->var[v].upper, logs[v] = o->var[v].log_scale;
+  for (int k = 0; k < nc; k++) clo[k] = o->con[k].lower, chi[k] = o->con[k].upper;
+  if (opt && mbo_set_bounds(opt, lower, upper, logs, err) != MB_OK) {
+    mbo_destroy(opt);
+    opt = NULL;
+  }
+  if (opt && nc > 0 && mbo_set_constraints(opt, nc, clo, chi, err) != MB_OK) {
+    char message[sizeof err->message];
+    snprintf(message, sizeof message, "%s", err->message);
+    mb_error_set(err, err->status, "optimization.constraints: %s", message);
+    mbo_destroy(opt);
+    opt = NULL;
+  }
+  free(bounds);
+  free(logs);
+  return opt;
+}
+
+mb_status mb_optimize_check(const mb_desc* desc, const char* algorithm, mb_error* err) {
+  mb_error local;
+  if (!err) err = &local;
+  mbo_optimizer* opt = create_optimizer(desc, algorithm, err);
+  mbo_destroy(opt);
+  return opt ? MB_OK : err->status;
+}
+
 mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer observer, void* user,
                       volatile sig_atomic_t* interrupt, double* x, mb_opt_result* result,
                       mb_error* err) {
   const mb_optim_desc* o = &desc->optimization;
+  mb_error local;
+  if (!err) err = &local;
   memset(result, 0, sizeof *result);
-  if (o->objective < 0 || o->nvar < 1)
-    return mb_error_set(err, MB_ERR_MODEL,
-                        "optimization: missing (the spec needs an "
-                        "\"optimization\" section with parameters and an objective)");
-  if (!algorithm) algorithm = o->algorithm;
-  const int alg = mbo_algorithm_parse(algorithm);
-  if (alg < 0)
-    return mb_error_set(err, MB_ERR_MODEL,
-                        "optimization.algorithm: unknown algorithm \"%s\" (lbfgs, slsqp, mma, "
-                        "ccsaq, tnewton, bobyqa, cobyla, neldermead, sbplx)",
-                        algorithm);
-  snprintf(result->algorithm, sizeof result->algorithm, "%s", algorithm);
-
   bridge b;
   memset(&b, 0, sizeof b);
+  b.opt = create_optimizer(desc, algorithm, err);
+  if (!b.opt) return err->status;
+  if (!algorithm) algorithm = o->algorithm;
+  snprintf(result->algorithm, sizeof result->algorithm, "%s", algorithm);
   b.desc = desc, b.method = (mb_method)desc->sensitivity, b.interrupt = interrupt;
   b.observer = observer, b.user = user, b.start = now();
-  const int nv = o->nvar, nc = o->ncon;
-  double* buf = calloc((size_t)desc->nfunctional * (nv + 1) + 5 * (size_t)nv + 2 * (size_t)nc + 8,
-                       sizeof(double));
-  int* logs = calloc(2 * (size_t)nv + 1, sizeof(int));
+  const int nv = o->nvar;
+  double* buf = calloc((size_t)desc->nfunctional * (nv + 1) + (size_t)nv + 8, sizeof(double));
+  int* design_param = calloc((size_t)nv + 1, sizeof(int));
   mb_status st = MB_ERR_MEMORY;
-  if (!buf || !logs) {
+  if (!buf || !design_param) {
     mb_error_set(err, st, "optimization: out of memory");
     goto done;
   }
   b.psi = buf;
   b.grad = buf + desc->nfunctional;
-  double *lower = b.grad + (size_t)desc->nfunctional * nv, *upper = lower + nv;
-  double *x0 = upper + nv, *clo = x0 + nv, *chi = clo + nc;
-  int* design_param = logs + nv;
+  double* x0 = b.grad + (size_t)desc->nfunctional * nv;
   for (int v = 0; v < nv; v++) {
-    lower[v] = o->var[v].lower, upper[v] = o->var[v].upper, logs[v] = o->var[v].log_scale;
     x0[v] = desc->param_value[o->var[v].param];
     design_param[v] = o->var[v].param;
   }
   /* the sensitivities of the other parameters would be work for nothing */
   desc->gradient_param = design_param, desc->ngradient_param = nv;
-  for (int k = 0; k < nc; k++) clo[k] = o->con[k].lower, chi[k] = o->con[k].upper;
 
-  /* the optimiser */
-  b.opt = mbo_create((mbo_algorithm)alg, nv, err);
-  if (!b.opt) {
-    st = err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
-    goto done;
-  }
-  if ((st = mbo_set_bounds(b.opt, lower, upper, logs, err)) != MB_OK) goto done;
-  if (nc > 0 && (st = mbo_set_constraints(b.opt, nc, clo, chi, err)) != MB_OK) {
-    char message[sizeof err->message];
-    snprintf(message, sizeof message, "%s", err->message);
-    mb_error_set(err, st, "optimization.constraints: %s", message);
-    goto done;
-  }
   mbo_settings settings;
   mbo_settings_default(&settings);
   settings.ftol_rel = o->ftol_rel, settings.ftol_abs = o->ftol_abs;
@@ -176,6 +205,6 @@ done:
   desc->gradient_param = NULL, desc->ngradient_param = 0;
   mbo_destroy(b.opt);
   free(buf);
-  free(logs);
+  free(design_param);
   return st;
 }

@@ -4,6 +4,8 @@
 #ifndef MBOPT_DESC_H
 #define MBOPT_DESC_H
 
+#include <signal.h>
+
 #include "mbopt/status.h"
 
 #define MB_NAME_LEN 64
@@ -277,6 +279,9 @@ typedef struct mb_settings {
                                  contract tenfold */
   int threads; /* of the adjoint's backward sweep: 0 chooses (2 from 64 coordinates with two
                   processors online, else 1), 1 or 2 */
+  volatile sig_atomic_t* interrupt; /* may be NULL; once nonzero (set it from a signal handler),
+                                       the next time step fails with MB_INTERRUPTED, so that
+                                       simulations, gradients and optimisations stop promptly */
 } mb_settings;
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */

@@ -254,6 +254,14 @@ void mb_model_free(mb_model* m);
    linear_solver "auto" resolved by the model's size). */
 const char* mb_model_linear_solver(const mb_model* m);
 
+/* Most time steps a run may take: a longer span is refused when the model is compiled rather
+   than run for days. */
+#define MB_MAX_STEPS 100000000L
+
+/* The number of steps from 0 to t_end, t_end / step rounded (from 1 to MB_MAX_STEPS in a
+   compiled model). */
+long mb_step_count(const mb_model* m);
+
 /* The index of the output named `name` into mb_data's out, or -1 when there is none. */
 int mb_model_output(const mb_model* m, const char* name);
 

@@ -44,4 +44,9 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
                       volatile sig_atomic_t* interrupt, double* x, mb_opt_result* result,
                       mb_error* err);
 
+/* Checks, without evaluating anything, that the spec can be optimised with `algorithm` (NULL:
+   the spec's): an objective and design variables, a known algorithm, bounds and constraints it
+   takes. Returns MB_OK, or the status mb_optimize would fail with and err naming the spec key. */
+mb_status mb_optimize_check(const mb_desc* desc, const char* algorithm, mb_error* err);
+
 #endif

@@ -8,6 +8,7 @@
 #define MB_STATUS_LIST(X)                                       \
   X(MB_OK, 0, "success")                                        \
   X(MB_NEWTON_FAILED, 1, "Newton iteration did not converge")   \
+  X(MB_INTERRUPTED, 2, "interrupted")                           \
   X(MB_ERR_IO, -1, "cannot read or write a file")               \
   X(MB_ERR_JSON, -2, "malformed JSON")                          \
   X(MB_ERR_MODEL, -3, "invalid model")                          \

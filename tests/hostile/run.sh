@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# One case of the hostile-input suite: hostile inputs, output folders under concurrency and
+# signals. Each case either succeeds correctly or ends with a non-zero exit code and one
+# "mbopt: error:" line naming the place and the reason; nothing is silently wrong and nothing an
+# earlier run wrote is lost.
+#   bash tests/hostile/run.sh MBOPT WORKDIR CASE        (from the repository root)
+# tests/hostile.cmake runs every case named "case_*" below as its own CTest test.
+set -u
+mbopt=$1
+root=$(pwd)
+work=$2/$3
+name=$3
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+
+fail() {
+  echo "FAIL $name: $*"
+  exit 1
+}
+
+# expect CODE REGEX COMMAND...: the exit code, and for a failure exactly one error line on
+# stderr matching REGEX (for a success, REGEX must match stdout)
+expect() {
+  local code=$1 regex=$2
+  shift 2
+  "$@" >out.txt 2>err.txt
+  local got=$?
+  [ "$got" -eq "$code" ] || fail "exit $got, expected $code: $(head -c 600 err.txt)"
+  if [ "$code" -ne 0 ]; then
+    [ "$(wc -l <err.txt)" -eq 1 ] || fail "stderr is not one line: $(head -c 600 err.txt)"
+    grep -q '^mbopt: error: ' err.txt || fail "stderr is not an error line: $(cat err.txt)"
+    grep -Eq -- "$regex" err.txt || fail "error does not match '$regex': $(cat err.txt)"
+  else
+    grep -Eq -- "$regex" out.txt || fail "output does not match '$regex': $(head -c 600 out.txt)"
+  fi
+}
+
+# every row of a CSV file has as many fields as its header
+well_formed_csv() {
+  awk -F, 'NR == 1 { n = NF } NF != n { bad = 1 } END { exit bad }' "$1" ||
+    fail "$1 has a row with a wrong number of fields"
+}
+
+fivebar=$root/problems/fivebar.json
+springs=$root/problems/fivebar_springs.json
+spline=$root/problems/fivebar_spline.json
+long_path=$(printf 'd%.0s' $(seq 1 5000))
+
+# ---- numbers: the step count computed safely, a limit before an absurdly long run
+case_step_denormal() { expect 3 'simulation: t_end / step = 5 / 4.9.*e-324 = inf steps, more than' "$mbopt" simulate "$fivebar" --step 5e-324; }
+case_t_end_huge() { expect 3 't_end / step = 1e\+12 / 0.001 = 1e\+15 steps' "$mbopt" simulate "$fivebar" --t-end 1e12; }
+case_gradient_step_denormal() { expect 3 'inf steps' "$mbopt" gradient "$fivebar" --step 5e-324; }
+case_check_step_denormal() { expect 3 'inf steps' "$mbopt" check "$fivebar" --step 5e-324; }
+case_bench_t_end_huge() { expect 3 'steps, more than' "$mbopt" bench "$fivebar" --t-end 1e300; }
+case_step_nan() { expect 2 "--step: expected a positive number, got 'nan'" "$mbopt" simulate "$fivebar" --step nan; }
+case_step_inf() { expect 2 "--step: expected a positive number, got 'inf'" "$mbopt" simulate "$fivebar" --step inf; }
+case_step_trailing() { expect 2 "--step: expected a positive number, got '1e-3x'" "$mbopt" simulate "$fivebar" --step 1e-3x; }
+case_step_longer_than_span() { expect 2 'step 2 is longer than the time span' "$mbopt" simulate "$fivebar" --step 2 --t-end 1; }
+
+# ---- numbers: whole numbers parsed strictly, never cast
+case_maxeval_fraction() { expect 2 "--maxeval: expected a whole number from 1 to 2147483647, got '2.5'" "$mbopt" optimize "$springs" --maxeval 2.5; }
+case_maxeval_huge() { expect 2 "--maxeval: .* got '3e9'" "$mbopt" optimize "$springs" --maxeval 3e9; }
+case_maxeval_beyond_int() { expect 2 "--maxeval: .* got '3000000000'" "$mbopt" optimize "$springs" --maxeval 3000000000; }
+case_maxeval_zero() { expect 2 "--maxeval: .* got '0'" "$mbopt" compare "$springs" --maxeval 0; }
+case_maxeval_negative() { expect 2 "--maxeval: .* got '-5'" "$mbopt" optimize "$springs" --maxeval -5; }
+case_maxeval_missing() { expect 2 "--maxeval: .* got ''" "$mbopt" optimize "$springs" --maxeval; }
+case_checkpoint_huge() { expect 2 "--checkpoint: .* got '1e11'" "$mbopt" gradient "$fivebar" --checkpoint 1e11; }
+case_checkpoint_fraction() { expect 2 "--checkpoint: .* got '2.5'" "$mbopt" gradient "$fivebar" --checkpoint 2.5; }
+case_repeat_huge() { expect 2 "--repeat: expected a whole number from 1 to 1000000, got '1e9'" "$mbopt" bench "$fivebar" --repeat 1e9; }
+
+# ---- paths: never cut, never a surprise
+case_out_too_long() { expect 2 '--out: path longer than 4095 characters' "$mbopt" optimize "$springs" --out "$long_path"; }
+case_compare_out_too_long() { expect 2 '--out: path longer than 4095 characters' "$mbopt" compare "$springs" --out "$long_path"; }
+case_csv_too_long() { expect 3 '--csv: path longer than 4095 characters' "$mbopt" simulate "$fivebar" --csv "$long_path"; }
+case_out_is_file() {
+  echo keep >file
+  expect 3 "--out: cannot create 'file': Not a directory" "$mbopt" optimize "$springs" --out file --maxeval 2
+  [ "$(cat file)" = keep ] || fail "the file was changed"
+}
+case_out_empty() { expect 2 '--out: missing value' "$mbopt" optimize "$springs" --out ''; }
+
+# ---- no user text reaches a shell or a plot script as code
+case_compare_injection() {
+  local spec="x\`touch PWNED1\`'q\$(touch PWNED2)\";system('touch PWNED3').json"
+  cp "$springs" "$spec"
+  expect 0 'lbfgs +max_evaluations' "$mbopt" compare "$spec" --algorithms lbfgs,bobyqa --maxeval 3 \
+    --out "o'\`touch PWNED4\`\"@x" --quiet
+  ls PWNED* 2>/dev/null && fail "a command ran"
+  [ -s "o'\`touch PWNED4\`\"@x/convergence.svg" ] || fail "no convergence plot"
+}
+
+# ---- output folders: locked, validated before they are touched, written whole
+case_failed_rerun_keeps_results() {
+  expect 0 'lbfgs' "$mbopt" optimize "$springs" --out o --maxeval 4 --quiet
+  local before
+  before=$(cd o && sha256sum history.csv summary.json best.dat)
+  expect 3 'unknown algorithm "simplx"' "$mbopt" optimize "$springs" --out o --algorithm simplx
+  expect 2 '--maxeval' "$mbopt" optimize "$springs" --out o --maxeval 2.5
+  expect 3 'unknown algorithm "bogus"' "$mbopt" compare "$springs" --out o --algorithms lbfgs,bogus
+  [ "$(cd o && sha256sum history.csv summary.json best.dat)" = "$before" ] || fail "results changed"
+  ls o/*.part 2>/dev/null && fail "staged files left"
+  return 0
+}
+case_compare_checks_every_algorithm_first() {
+  expect 3 'unknown algorithm "bogus"' "$mbopt" compare "$springs" --out c --algorithms lbfgs,bogus
+  [ ! -e c ] || fail "the folder was created before the check"
+}
+case_concurrent_optimize() {
+  "$mbopt" optimize "$spline" --out o --quiet >first.txt 2>&1 &
+  local first=$!
+  for _ in $(seq 1 100); do [ -e o/history.csv.part ] && break; sleep 0.05; done
+  expect 3 "--out: 'o' is in use by another mbopt run \(process $first\)" \
+    "$mbopt" optimize "$spline" --out o --quiet
+  kill -INT $first
+  wait $first
+  local code=$?
+  [ $code -eq 130 ] || fail "the first run exited $code"
+  grep -q '"status":[[:space:]]*"interrupted"' o/summary.json || fail "the first run's summary"
+  well_formed_csv o/history.csv
+}
+
+# ---- signals: complete files and 128 + signal
+signal_optimize() {
+  local sig=$1 code=$2
+  timeout --preserve-status -s "$sig" 2 "$mbopt" optimize "$spline" --out o --quiet >/dev/null 2>&1
+  local got=$?
+  [ $got -eq "$code" ] || fail "exit $got, expected $code"
+  grep -q '"status":[[:space:]]*"interrupted"' o/summary.json || fail "summary not marked interrupted"
+  well_formed_csv o/history.csv
+  [ "$(wc -l <o/history.csv)" -ge 2 ] || fail "no evaluation in the history"
+  ls o/*.part 2>/dev/null && fail "staged files left"
+  return 0
+}
+case_optimize_sigterm() { signal_optimize TERM 143; }
+case_optimize_sighup() { signal_optimize HUP 129; }
+case_simulate_sigterm_csv() {
+  timeout --preserve-status -s TERM 1 "$mbopt" simulate "$fivebar" --t-end 10000 --csv s.csv \
+    >out.txt 2>err.txt
+  local got=$?
+  [ $got -eq 143 ] || fail "exit $got, expected 143"
+  grep -q 'status *interrupted' out.txt || fail "no interrupted status: $(cat out.txt)"
+  grep -Eq 'error: .*interrupted at t = [0-9.]+' err.txt || fail "no message: $(cat err.txt)"
+  well_formed_csv s.csv
+  [ ! -e s.csv.part ] || fail "staged CSV left"
+}
+case_gradient_sigint() {
+  timeout --preserve-status -s INT 1 "$mbopt" gradient "$fivebar" --t-end 5000 >out.txt 2>err.txt
+  local got=$?
+  [ $got -eq 130 ] || fail "exit $got, expected 130"
+  grep -Eq '^mbopt: error: .*interrupted at t = [0-9.]+$' err.txt || fail "$(cat err.txt)"
+}
+
+declare -F "case_$name" >/dev/null || fail "no such case"
+"case_$name"
+echo "PASS $name"
