@@ -1,4 +1,7 @@
 /* Walking every scalar of a description: setting a parameter, finding where one is bound. */
+#include <math.h>
+#include <stddef.h>
+
 #include "mbopt/desc.h"
 
 typedef void (*visit_fn)(mb_real* r, int in_function, void* user);
@@ -77,6 +80,19 @@ void mb_desc_set_param(mb_desc* d, int p, double value) {
   d->param_value[p] = value;
   param_value pv = {p, value};
   mb_desc_visit(d, set_value, &pv);
+}
+
+mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* err) {
+  if (p < 0 || p >= d->nparam)
+    return mb_error_set(err, MB_ERR_ARGUMENT, "parameter %d: no such parameter", p);
+  if (!isfinite(value))
+    return mb_error_set(err, MB_ERR_MODEL, "parameter \"%s\": %g is not a finite number",
+                        d->param_name[p], value);
+  const mb_param_rule* r = d->param_rule ? &d->param_rule[p] : NULL;
+  if (r && ((r->min == 2 && !(value > 0)) || (r->min == 1 && !(value >= 0))))
+    return mb_error_set(err, MB_ERR_MODEL, "parameter \"%s\" = %g: %s must be %s", d->param_name[p],
+                        value, r->where, r->min == 2 ? "> 0" : ">= 0");
+  return MB_OK;
 }
 
 int mb_desc_gradient_count(const mb_desc* d) {

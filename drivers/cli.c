@@ -119,8 +119,9 @@ static int set_named(mb_desc* d, const char* name, double value, const char* whe
     cli_error("%s: the spec has no parameter \"%s\"", where, name);
     return CLI_USAGE;
   }
-  if (!isfinite(value)) {
-    cli_error("%s: the value of \"%s\" is not a finite number", where, name);
+  mb_error err;
+  if (mb_desc_check_param(d, k, value, &err) != MB_OK) {
+    cli_error("%s: %s", where, err.message);
     return CLI_USAGE;
   }
   mb_desc_set_param(d, k, value);

@@ -13,10 +13,11 @@
 
 #include "mbopt/desc.h"
 
-#define PATH_LEN 256      /* JSON paths in messages; longer ones are truncated */
-#define REASON_LEN 320    /* the reason part of a message */
-#define MAX_VECTOR 100000 /* values of one vector parameter */
-#define MAX_PARAM 1000000 /* parameters in all (vector elements included) */
+#define PATH_LEN 256                 /* JSON paths in messages; longer ones are truncated */
+#define REASON_LEN 320               /* the reason part of a message */
+#define MAX_VECTOR 100000            /* values of one vector parameter */
+#define MAX_PARAM 1000000            /* parameters in all (vector elements included) */
+#define MB_JSON_MAX_BYTES (64 << 20) /* size of a model or spec file */
 #define PI 3.14159265358979323846
 
 /* a vector parameter "u": parameters first .. first + n - 1 of the description, named "u[0]" ..
@@ -119,22 +120,38 @@ static void path_index(char* out, const char* path, int i) {
 /* ---------------------------------------------------------------------------------------------
    objects, keys and plain values */
 
+static int compare_keys(const void* a, const void* b) {
+  return strcmp((*(const cJSON* const*)a)->string, (*(const cJSON* const*)b)->string);
+}
+
 /* rejects keys outside `allowed` (NULL-terminated; NULL allows any key) and repeated keys:
-   cJSON keeps duplicates, and a silently ignored second value would be a hard mistake to find */
+   cJSON keeps duplicates, and a silently ignored second value would be a hard mistake to find.
+   Repeats are found by sorting, so that objects with many keys (markers) load in n log n. */
 static mb_status check_keys(json_ctx* c, const cJSON* obj, const char* path,
                             const char* const* allowed) {
   char sub[PATH_LEN];
-  for (const cJSON* a = obj->child; a; a = a->next) {
+  int n = 0;
+  for (const cJSON* a = obj->child; a; a = a->next, n++) {
     path_key(sub, path, a->string);
     if (allowed) {
       int known = 0;
       for (const char* const* k = allowed; *k && !known; k++) known = strcmp(*k, a->string) == 0;
       if (!known) return fail(c, sub, "unknown key");
     }
-    for (const cJSON* b = obj->child; b != a; b = b->next)
-      if (strcmp(a->string, b->string) == 0) return fail(c, sub, "duplicate key");
   }
-  return MB_OK;
+  if (n < 2) return MB_OK;
+  const cJSON** keys = malloc(sizeof *keys * (size_t)n);
+  if (!keys) return mb_error_set(c->err, MB_ERR_MEMORY, "%s: out of memory", c->source);
+  n = 0;
+  for (const cJSON* a = obj->child; a; a = a->next) keys[n++] = a;
+  qsort(keys, (size_t)n, sizeof *keys, compare_keys);
+  const char* repeated = NULL;
+  for (int i = 1; i < n && !repeated; i++)
+    if (strcmp(keys[i - 1]->string, keys[i]->string) == 0) repeated = keys[i]->string;
+  free(keys);
+  if (!repeated) return MB_OK;
+  path_key(sub, path, repeated);
+  return fail(c, sub, "duplicate key");
 }
 
 static const cJSON* get(const cJSON* obj, const char* key) {
@@ -458,11 +475,25 @@ static mb_status check_min(json_ctx* c, const char* path, const char* key, doubl
   return MB_OK;
 }
 
+/* a scalar that must be >= 0, or > 0 when `strict`; when a parameter sets it, the rule goes
+   with the parameter, so that values set later (--set) are held to it */
+static mb_status check_real_min(json_ctx* c, const char* path, const char* key, const mb_real* r,
+                                int strict) {
+  mb_param_rule* rule = r->param >= 0 ? &c->d->param_rule[r->param] : NULL;
+  if (rule && rule->min < 1 + strict) {
+    char sub[PATH_LEN];
+    path_key(sub, path, key);
+    rule->min = 1 + strict;
+    snprintf(rule->where, sizeof rule->where, "%.*s", (int)sizeof rule->where - 1, sub);
+  }
+  return check_min(c, path, key, r->value, strict);
+}
+
 /* a scalar member (fallback 0) that must be >= 0, or > 0 when `strict` */
 static mb_status member_bounded(json_ctx* c, const cJSON* obj, const char* path, const char* key,
                                 int required, int strict, mb_real* out) {
   TRY(member_real(c, obj, path, key, required, 0, out));
-  return check_min(c, path, key, out->value, strict);
+  return check_real_min(c, path, key, out, strict);
 }
 
 /* allocates n zeroed elements (none for n = 0) */
@@ -840,6 +871,7 @@ static mb_status read_parameters(json_ctx* c, const cJSON* root) {
   }
   TRY(alloc_array(c, (void**)&d->param_name, total, sizeof *d->param_name));
   TRY(alloc_array(c, (void**)&d->param_value, total, sizeof *d->param_value));
+  TRY(alloc_array(c, (void**)&d->param_rule, total, sizeof *d->param_rule));
   if (nvec > 0) {
     c->vec = calloc((size_t)nvec, sizeof *c->vec);
     if (!c->vec) return no_memory(c);
@@ -1054,8 +1086,7 @@ static mb_status read_inertia(json_ctx* c, const cJSON* body, const char* path, 
 
   if (c->d->dim == 2) {
     TRY(read_real(c, v, ipath, &out[2]));
-    if (!(out[2].value >= 0)) return fail(c, ipath, "must be >= 0 (got %g)", out[2].value);
-    return MB_OK;
+    return check_real_min(c, path, "inertia", &out[2], 0);
   }
 
   /* spatial: principal moments or the full matrix */
@@ -1159,9 +1190,7 @@ static mb_status read_bodies(json_ctx* c, const cJSON* root) {
     d->nbody = i + 1;
 
     /* mass properties */
-    TRY(member_real(c, e, path, "mass", 1, 0, &b->mass));
-    path_key(sub, path, "mass");
-    if (!(b->mass.value > 0)) return fail(c, sub, "must be > 0 (got %g)", b->mass.value);
+    TRY(member_bounded(c, e, path, "mass", 1, 1, &b->mass));
     TRY(member_vec(c, e, path, "com", 0, b->com));
     TRY(read_inertia(c, e, path, b->inertia));
 
@@ -1647,8 +1676,7 @@ static mb_status read_controllers(json_ctx* c, const cJSON* root) {
 
     /* the smooth saturation U tanh(u / U), U > 0 */
     if (get(e, "saturation")) {
-      TRY(member_real(c, e, path, "saturation", 1, 0, &k->saturation));
-      TRY(check_min(c, path, "saturation", k->saturation.value, 1));
+      TRY(member_bounded(c, e, path, "saturation", 1, 1, &k->saturation));
       k->has_saturation = 1;
     }
 
@@ -1828,7 +1856,7 @@ static mb_status read_fterm(json_ctx* c, const cJSON* e, const char* path, int f
   }
   TRY(member_real(c, e, path, "weight", 0, 1, &t->weight));
   TRY(member_real(c, e, path, "epsilon", 0, 1e-6, &t->epsilon));
-  TRY(check_min(c, path, "epsilon", t->epsilon.value, 1));
+  TRY(check_real_min(c, path, "epsilon", &t->epsilon, 1));
   if (get(e, "epsilon") && t->shape != MB_SHAPE_SMOOTH_ABS) {
     path_key(sub, path, "epsilon");
     return fail(c, sub, "used only by the shape \"smooth_abs\" (this term is \"%s\")",
@@ -1938,6 +1966,12 @@ static mb_status read_design_vars(json_ctx* c, const cJSON* e, const char* path)
       if (o->var[v].param == k) return fail(c, path, "parameter \"%s\" listed twice", pn);
     mb_design_var* var = &o->var[o->nvar++];
     var->param = k, var->lower = lower, var->upper = upper, var->log_scale = log_scale;
+    /* the whole range must be a valid model, or the optimiser meets failures it cannot read */
+    mb_error rule;
+    if (mb_desc_check_param(d, k, lower, &rule) != MB_OK) {
+      path_key(sub, path, "lower");
+      return fail(c, sub, "%s", rule.message);
+    }
     if (!isnan(initial)) mb_desc_set_param(d, k, initial);
     const double x = d->param_value[k];
     if (x < lower || x > upper)
@@ -2147,6 +2181,7 @@ void mb_desc_free(mb_desc* d) {
   if (!d) return;
   free(d->param_name);
   free(d->param_value);
+  free(d->param_rule);
   free(d->ground_marker);
   for (int i = 0; i < d->nbody && d->body; i++) free(d->body[i].marker);
   free(d->body);
@@ -2181,19 +2216,94 @@ int mb_desc_param_index(const mb_desc* d, const char* name) {
   return -1;
 }
 
+/* line and column (in characters) of position `where` of text */
+static void text_position(const char* text, const char* where, int* line, int* column) {
+  *line = 1, *column = 1;
+  for (const char* p = text; p < where && *p; p++) {
+    if (*p == '\n')
+      ++*line, *column = 1;
+    else if (((unsigned char)*p & 0xC0) != 0x80) /* count UTF-8 characters, not bytes */
+      ++*column;
+  }
+}
+
+/* The length of the UTF-8 sequence at p (1 to 4), or 0 when it is not valid UTF-8 (overlong
+   forms, surrogates and code points above U+10FFFF included). */
+static int utf8_length(const unsigned char* p) {
+  if (p[0] < 0x80) return 1;
+  int n;
+  unsigned int cp;
+  if ((p[0] & 0xE0) == 0xC0)
+    n = 2, cp = p[0] & 0x1F;
+  else if ((p[0] & 0xF0) == 0xE0)
+    n = 3, cp = p[0] & 0x0F;
+  else if ((p[0] & 0xF8) == 0xF0)
+    n = 4, cp = p[0] & 0x07;
+  else
+    return 0;
+  for (int k = 1; k < n; k++) {
+    if ((p[k] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[k] & 0x3F);
+  }
+  static const unsigned int least[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+/* JSON text is UTF-8 (RFC 8259): anything else is refused where it starts, so that no name
+   carries invalid bytes into the outputs */
+static mb_status check_utf8(const char* text, const char* source, mb_error* err) {
+  for (const unsigned char* p = (const unsigned char*)text; *p;) {
+    const int n = utf8_length(p);
+    if (n == 0) {
+      int line, column;
+      text_position(text, (const char*)p, &line, &column);
+      mb_error_set(err, MB_ERR_JSON, "%s: line %d, column %d: invalid UTF-8 (byte 0x%02X)", source,
+                   line, column, *p);
+      return MB_ERR_JSON;
+    }
+    p += n;
+  }
+  return MB_OK;
+}
+
+/* 1 (with the error set) when the parse stopped at `where` because arrays and objects nest
+   deeper than cJSON's limit, not because of a syntax error */
+static int too_deep(const char* text, const char* where, const char* source, mb_error* err) {
+  int depth = 0, in_string = 0;
+  if (!where) return 0;
+  for (const char* p = text; p <= where && *p; p++) { /* where: the bracket cJSON refused */
+    if (in_string) {
+      if (*p == '\\' && p[1])
+        p++;
+      else if (*p == '"')
+        in_string = 0;
+    } else if (*p == '"') {
+      in_string = 1;
+    } else if (*p == '[' || *p == '{') {
+      if (++depth > CJSON_NESTING_LIMIT) {
+        int line, column;
+        text_position(text, p, &line, &column);
+        mb_error_set(err, MB_ERR_JSON,
+                     "%s: line %d, column %d: arrays and objects nested deeper than %d levels",
+                     source, line, column, CJSON_NESTING_LIMIT);
+        return 1;
+      }
+    } else if (*p == ']' || *p == '}') {
+      depth--;
+    }
+  }
+  return 0;
+}
+
 /* "line L, column C: syntax error near '...'" from the position where cJSON stopped */
 static mb_status syntax_error(const char* text, const char* where, const char* source,
                               mb_error* err) {
-  int line = 1, column = 1;
+  int line, column;
   char near[24];
   size_t n = 0;
   if (!where || where < text) where = text;
-  for (const char* p = text; p < where && *p; p++) {
-    if (*p == '\n')
-      line++, column = 1;
-    else if (((unsigned char)*p & 0xC0) != 0x80) /* count UTF-8 characters, not bytes */
-      column++;
-  }
+  text_position(text, where, &line, &column);
   while (n < 16 && where[n] && where[n] != '\n' && where[n] != '\r') n++;
   memcpy(near, where, n);
   near[n] = '\0';
@@ -2220,9 +2330,11 @@ mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, m
 
   /* syntax (a UTF-8 byte order mark is not JSON but editors write it) */
   if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3;
+  if ((status = check_utf8(text, c.source, err)) != MB_OK) goto done;
   root = cJSON_ParseWithOpts(text, &end, 1);
   if (!root) {
-    status = syntax_error(text, end, c.source, err);
+    status =
+        too_deep(text, end, c.source, err) ? MB_ERR_JSON : syntax_error(text, end, c.source, err);
     goto done;
   }
 
@@ -2264,7 +2376,22 @@ mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err) {
       text = grown;
     }
     size_t got = fread(text + len, 1, cap - 1 - len, file);
+    /* a NUL byte would silently cut the text short; found as it comes, so that /dev/zero
+       fails at once */
+    const char* nul = memchr(text + len, '\0', got);
+    if (nul) {
+      status =
+          mb_error_set(err, MB_ERR_JSON, "%s: contains a NUL byte at offset %zu (not a JSON text)",
+                       path, (size_t)(nul - text));
+      goto done;
+    }
     len += got;
+    if (len > MB_JSON_MAX_BYTES) {
+      status =
+          mb_error_set(err, MB_ERR_JSON, "%s: larger than %d MB, more than any model or spec needs",
+                       path, MB_JSON_MAX_BYTES >> 20);
+      goto done;
+    }
     if (got == 0) break;
   }
   if (ferror(file)) {
@@ -2272,13 +2399,6 @@ mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err) {
     goto done;
   }
   text[len] = '\0';
-
-  /* a NUL byte would silently cut the text short */
-  if (strlen(text) != len) {
-    status =
-        mb_error_set(err, MB_ERR_JSON, "%s: contains a NUL byte at offset %zu", path, strlen(text));
-    goto done;
-  }
   status = mb_desc_parse_json(text, path, d, err);
 
 done:

@@ -1382,9 +1382,13 @@ static void test_optimization(void) {
       {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5, \"initial\": 7}}, "
        "\"objective\": \"track\"}",
        "optimization.parameters.k", "initial value 7 of \"k\" is outside [0, 5]"},
+      {"\"optimization\": {\"parameters\": {\"w\": {\"lower\": 0.5, \"upper\": 5}}, "
+       "\"objective\": \"track\"}",
+       "optimization.parameters.w", "initial value -3 of \"w[2]\" is outside [0.5, 5]"},
+      /* w[0] is a mass: a range reaching 0 would hand the optimiser invalid models */
       {"\"optimization\": {\"parameters\": {\"w\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "
        "\"track\"}",
-       "optimization.parameters.w", "initial value -3 of \"w[2]\" is outside [0, 5]"},
+       "optimization.parameters.w.lower", "parameter \"w[0]\" = 0: bodies[0].mass must be > 0"},
       {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}}",
        "optimization.objective", "missing"},
       {"\"optimization\": {\"parameters\": {\"k\": {\"lower\": 0, \"upper\": 5}}, \"objective\": "

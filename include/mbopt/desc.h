@@ -295,6 +295,13 @@ int mb_tangent_refresh_parse(const char* name);
 int mb_linear_solver_parse(const char* name);
 const char* mb_linear_solver_name(int solver);
 
+/* What the scalars bound to a parameter require of its value, as the loader checked it: the
+   strictest rule among them and where the scalar that sets it is, for messages. */
+typedef struct mb_param_rule {
+  int min;        /* 0: any finite value, 1: >= 0, 2: > 0 */
+  char where[96]; /* JSON path of that scalar, e.g. "bodies[1].mass" */
+} mb_param_rule;
+
 typedef struct mb_desc {
   char name[MB_NAME_LEN];
   int dim;            /* 2: planar (x, y), 3: spatial */
@@ -303,6 +310,7 @@ typedef struct mb_desc {
   int nparam;
   char (*param_name)[MB_NAME_LEN]; /* (nparam) */
   double* param_value;             /* (nparam) */
+  mb_param_rule* param_rule;       /* (nparam) or NULL: no rule known */
 
   mb_marker_desc* ground_marker; /* (nground_marker) markers fixed in the global frame */
   int nground_marker;
@@ -350,6 +358,10 @@ void mb_desc_visit(mb_desc* d, void (*visit)(mb_real* r, int in_function, void* 
 /* Sets parameter p to value: every scalar of d bound to it takes the value (d must be compiled
    again for the change to reach a model). Out-of-range p is ignored. */
 void mb_desc_set_param(mb_desc* d, int p, double value);
+
+/* Checks that parameter p may take value (finite, and within the rule the loader recorded);
+   returns MB_ERR_MODEL with err naming the parameter, the scalar bound to it and the rule. */
+mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* err);
 
 /* How many parameters gradients have (the columns of a gradient), and the parameter of column k. */
 int mb_desc_gradient_count(const mb_desc* d);

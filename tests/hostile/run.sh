@@ -90,6 +90,52 @@ case_compare_injection() {
   [ -s "o'\`touch PWNED4\`\"@x/convergence.svg" ] || fail "no convergence plot"
 }
 
+# ---- structure, size and encoding of the input files
+case_dev_zero() { expect 3 '/dev/zero: contains a NUL byte at offset 0' "$mbopt" simulate /dev/zero; }
+case_random_bytes() {
+  printf '{"name": "\001\002\003' >r.json
+  head -c 2000 /dev/urandom | tr -d '\000' >>r.json
+  expect 3 'r.json: ' "$mbopt" simulate r.json
+}
+case_directory() { expect 3 'cannot read the file \(Is a directory\)' "$mbopt" simulate "$root/problems"; }
+case_empty_file() { : >e.json && expect 3 'e.json: line 1, column 1: syntax error near end of input' "$mbopt" simulate e.json; }
+case_top_level_array() { echo '[1, 2]' >a.json && expect 3 'a.json: ' "$mbopt" simulate a.json; }
+case_deep_nesting() {
+  awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]" }' >deep.json
+  expect 3 'deep.json: line 1, column 1001: arrays and objects nested deeper than 1000 levels' "$mbopt" simulate deep.json
+}
+utf8_name() { sed "s/\"five-bar linkage\"/\"five-bar $1 linkage\"/" "$fivebar" >u.json; }
+case_utf8_invalid_byte() { utf8_name $'\xff' && expect 3 'u.json: line 2, column 21: invalid UTF-8 \(byte 0xFF\)' "$mbopt" simulate u.json --json; }
+case_utf8_overlong() { utf8_name $'\xc0\xaf' && expect 3 'invalid UTF-8 \(byte 0xC0\)' "$mbopt" simulate u.json --json; }
+case_utf8_surrogate() { utf8_name $'\xed\xa0\x80' && expect 3 'invalid UTF-8 \(byte 0xED\)' "$mbopt" simulate u.json --json; }
+case_utf8_valid_name() {
+  utf8_name 'Fünfgelenk ✓'
+  expect 0 '"model":"five-bar Fünfgelenk ✓ linkage"' "$mbopt" simulate u.json --json --t-end 0.01
+}
+case_file_too_large() {
+  { cat "$fivebar"; head -c 68000000 /dev/zero | tr '\000' ' '; } >big.json
+  expect 3 'big.json: larger than 64 MB' "$mbopt" simulate big.json
+  rm -f big.json
+}
+many_markers() {
+  awk -v dup="$1" 'BEGIN { printf "{\"name\": \"m\", \"dimension\": 2, \"bodies\": [{\"name\": \"b\", \"mass\": 1, \"inertia\": 1, \"markers\": {"
+    for (i = 0; i < 100000; i++) printf "%s\"m%d\": {\"point\": [%d, 0]}", i ? ", " : "", i, i
+    if (dup) printf ", \"m77\": {\"point\": [0, 1]}"
+    printf "}}], \"simulation\": {\"t_end\": 0.01, \"step\": 0.001}}\n" }' >m.json
+}
+case_many_markers_linear() { many_markers 0 && expect 0 'status +completed' "$mbopt" simulate m.json; }
+case_many_markers_duplicate() { many_markers 1 && expect 3 'm.json: bodies\[0\].markers.m77: duplicate key' "$mbopt" simulate m.json; }
+
+# ---- parameters set on the command line meet the model's rules
+case_set_mass_zero() { expect 2 '--set: parameter "m_A1" = 0: bodies\[0\].mass must be > 0' "$mbopt" simulate "$fivebar" --set m_A1=0; }
+case_set_mass_negative() { expect 2 '"m_A1" = -1: bodies\[0\].mass must be > 0' "$mbopt" simulate "$fivebar" --set m_A1=-1; }
+case_set_nan() { expect 2 '--set: parameter "m_A1": nan is not a finite number' "$mbopt" simulate "$fivebar" --set m_A1=nan; }
+case_set_hex_junk() { expect 2 "--set: '1x' is not a number" "$mbopt" simulate "$fivebar" --set m_A1=1x; }
+case_parameters_negative_mass() {
+  echo '{"parameters": ["m_A1"], "x": [-2]}' >s.json
+  expect 2 's.json: parameter "m_A1" = -2: bodies\[0\].mass must be > 0' "$mbopt" simulate "$fivebar" --parameters s.json
+}
+
 # ---- output folders: locked, validated before they are touched, written whole
 case_failed_rerun_keeps_results() {
   expect 0 'lbfgs' "$mbopt" optimize "$springs" --out o --maxeval 4 --quiet
