@@ -155,7 +155,11 @@ case_compare_checks_every_algorithm_first() {
 case_concurrent_optimize() {
   "$mbopt" optimize "$spline" --out o --quiet >first.txt 2>&1 &
   local first=$!
-  for _ in $(seq 1 100); do [ -e o/history.csv.part ] && break; sleep 0.05; done
+  # until its first evaluation is in (an interrupted run without one leaves the folder as it was)
+  for _ in $(seq 1 600); do
+    [ "$(cat o/history.csv.part 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.05
+  done
   expect 3 "--out: 'o' is in use by another mbopt run \(process $first\)" \
     "$mbopt" optimize "$spline" --out o --quiet
   kill -INT $first
