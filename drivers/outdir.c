@@ -60,11 +60,11 @@ int cli_outdir_open(cli_outdir* o, const char* option, const char* path) {
     o->lock = -1;
     return CLI_BAD_INPUT;
   }
+  /* the pid only improves a second run's message: a failure to write it changes nothing */
   char pid[32];
   const int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-  if (ftruncate(o->lock, 0) != 0 || pwrite(o->lock, pid, (size_t)n, 0) != n) {
-    /* the pid only improves a second run's message */
-  }
+  const ssize_t written = ftruncate(o->lock, 0) == 0 ? pwrite(o->lock, pid, (size_t)n, 0) : -1;
+  (void)written;
   return CLI_OK;
 }
 
