@@ -1603,7 +1603,6 @@ static void copy_structure(const mb_model* m, mb_model* dm, caps c) {
   dm->opt = m->opt;
 }
 
-/* Compiles d; with seed >= 0 also the tangent model with respect to parameter `seed`. */
 /* The time span and step as set (the loader checks them, but the command line and the C API
    change them afterwards): finite, positive, and at most MB_MAX_STEPS steps. */
 static mb_status check_time_span(const mb_settings* s, mb_error* err) {
@@ -1629,6 +1628,7 @@ long mb_step_count(const mb_model* m) {
   return lround(m->opt.t_end / m->opt.step);
 }
 
+/* Compiles d; with seed >= 0 also the tangent model with respect to parameter `seed`. */
 static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** dout,
                          mb_error* err) {
   *out = NULL;

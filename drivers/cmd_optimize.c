@@ -141,17 +141,15 @@ static int load_checked(const char* path, const char* algorithm, long maxeval, m
   return cli_exit_code(st);
 }
 
-/* Runs one algorithm on the spec at `path` from its start, with its files in dir. History and
-   summary replace an earlier run's only when this run evaluated a point successfully: a run
-   that could not start or whose every evaluation failed leaves the folder as it was. The result
-   and the summary are returned; the exit code says whether it could run. */
-static int run_one(const char* path, const char* algorithm, const char* dir, long maxeval,
+/* Runs one algorithm on d, the spec at `path` as load_checked left it, with its files in dir.
+   History and summary replace an earlier run's only when this run evaluated a point
+   successfully: a run that could not start or whose every evaluation failed leaves the folder as
+   it was. The result and the summary are returned; the exit code says whether it could run. */
+static int run_one(const char* path, const char* algorithm, mb_desc* d, const char* dir,
                    int progress, mb_opt_result* r, cJSON** summary) {
-  mb_desc d;
-  int code = load_checked(path, algorithm, maxeval, &d);
-  if (code != CLI_OK) return code;
-  run_files rf = {&d, {0}, {0}, INFINITY, progress, d.optimization.maxeval};
-  double* x = calloc(d.optimization.nvar + 1, sizeof(double));
+  int code = CLI_OK;
+  run_files rf = {d, {0}, {0}, INFINITY, progress, d->optimization.maxeval};
+  double* x = calloc(d->optimization.nvar + 1, sizeof(double));
   char history[CLI_PATH_MAX], best[CLI_PATH_MAX];
   if (!cli_path(history, "--out", "%s/history.csv", dir) ||
       !cli_path(best, "--out", "%s/best.dat", dir) ||
@@ -162,10 +160,10 @@ static int run_one(const char* path, const char* algorithm, const char* dir, lon
   }
   /* whole rows per write: a row is far shorter than this buffer */
   setvbuf(rf.history.f, NULL, _IOFBF, 1 << 16);
-  write_history_header(&d, rf.history.f);
+  write_history_header(d, rf.history.f);
   mb_error err;
   mb_error_clear(&err);
-  mb_status st = mb_optimize(&d, algorithm, observe, &rf, &cli_stop_signal, x, r, &err);
+  mb_status st = mb_optimize(d, algorithm, observe, &rf, &cli_stop_signal, x, r, &err);
   if (st != MB_OK) {
     cli_error("%s: %s", path, err.message);
     code = cli_exit_code(st);
@@ -177,7 +175,7 @@ static int run_one(const char* path, const char* algorithm, const char* dir, lon
     code = CLI_RUN_FAILED;
     goto done;
   }
-  *summary = summary_json(&d, x, r);
+  *summary = summary_json(d, x, r);
   cJSON_AddStringToObject(*summary, "spec", path);
   if (!cli_staged_commit(&rf.history) || !cli_staged_commit(&rf.best) ||
       !cli_write_json(dir, "summary.json", *summary))
@@ -191,13 +189,12 @@ done:
     *summary = NULL;
   }
   free(x);
-  mb_desc_free(&d);
   return code;
 }
 
 /* exit code of a finished run: interrupted or failed runs are not successes */
 static int status_code(const mb_opt_result* r) {
-  if (!strcmp(r->status, "interrupted")) return cli_stop_signal ? cli_signal_exit_code() : 130;
+  if (!strcmp(r->status, "interrupted")) return cli_signal_exit_code();
   if (!strcmp(r->status, "failed") || !strcmp(r->status, "evaluation_failed"))
     return CLI_RUN_FAILED;
   return CLI_OK;
@@ -277,15 +274,18 @@ int cmd_optimize(int argc, char** argv) {
   mb_desc d;
   code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
   if (code != CLI_OK) return code;
-  mb_desc_free(&d);
   cli_outdir out;
   code = open_out(&out, a.out, "optimize", a.spec);
-  if (code != CLI_OK) return code;
+  if (code != CLI_OK) {
+    mb_desc_free(&d);
+    return code;
+  }
   mb_opt_result r;
   cJSON* summary = NULL;
   int progress = !a.quiet && cli_stderr_is_terminal();
-  code = run_one(a.spec, a.algorithms, out.path, a.maxeval, progress, &r, &summary);
+  code = run_one(a.spec, a.algorithms, &d, out.path, progress, &r, &summary);
   cli_outdir_close(&out);
+  mb_desc_free(&d);
   if (code != CLI_OK) return cli_stop_signal ? cli_signal_exit_code() : code;
   print_table_head();
   print_result_row(&r);
@@ -331,8 +331,7 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
           "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best objective'\n"
           "set key top right noenhanced\nset grid\nplot ");
   for (int i = 0; i < n; i++) {
-    /* the data files were written, so their paths fit */
-    snprintf(data, sizeof data, "%.*s/%.31s/best.dat", CLI_PATH_MAX - 50, out, algs[i]);
+    if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written, so it fits */
     fprintf(g, "%s", i ? ", " : "");
     gnuplot_quote(g, data);
     fprintf(g, " using 1:2 with linespoints title ");
@@ -354,27 +353,30 @@ int cmd_compare(int argc, char** argv) {
   const char* list = a.algorithms ? a.algorithms : "lbfgs,slsqp,mma,bobyqa";
   enum { MAX_ALGORITHMS = 16 };
   char algs[MAX_ALGORITHMS][32];
+  mb_desc desc[MAX_ALGORITHMS]; /* one fresh start per algorithm: a run moves its parameters */
   int n = 0;
   /* every algorithm is checked against the spec before anything runs or is written */
-  for (const char* p = list; *p; n++) {
+  for (const char* p = list; *p && code == CLI_OK; n++) {
     const size_t len = strcspn(p, ",");
     if (n == MAX_ALGORITHMS || len == 0 || len >= sizeof algs[0]) {
       cli_error(
           "--algorithms: expected a comma-separated list of at most %d algorithm names, "
           "got '%s'",
           MAX_ALGORITHMS, list);
-      return CLI_USAGE;
+      code = CLI_USAGE;
+      break;
     }
     snprintf(algs[n], sizeof algs[0], "%.*s", (int)len, p);
     p += len + (p[len] == ',');
-    mb_desc d;
-    code = load_checked(a.spec, algs[n], a.maxeval, &d);
-    if (code != CLI_OK) return code;
-    mb_desc_free(&d);
+    code = load_checked(a.spec, algs[n], a.maxeval, &desc[n]);
+    if (code != CLI_OK) break; /* load_checked freed it */
   }
-  cli_outdir out;
-  code = open_out(&out, a.out, "compare", a.spec);
-  if (code != CLI_OK) return code;
+  cli_outdir out = {"", -1};
+  if (code == CLI_OK) code = open_out(&out, a.out, "compare", a.spec);
+  if (code != CLI_OK) {
+    for (int i = 0; i < n; i++) mb_desc_free(&desc[i]);
+    return code;
+  }
   cJSON* comparison = cJSON_CreateObject();
   cJSON_AddStringToObject(comparison, "spec", a.spec);
   cJSON* runs = cJSON_AddArrayToObject(comparison, "runs");
@@ -392,7 +394,7 @@ int cmd_compare(int argc, char** argv) {
     }
     if (progress) fprintf(stderr, "%s:\n", algs[i]);
     cJSON* summary = NULL;
-    code = run_one(a.spec, algs[i], dir, a.maxeval, progress, &results[ran], &summary);
+    code = run_one(a.spec, algs[i], &desc[i], dir, progress, &results[ran], &summary);
     if (code != CLI_OK) {
       worst = code;
       continue;
@@ -412,5 +414,6 @@ int cmd_compare(int argc, char** argv) {
            out.path);
   }
   cli_outdir_close(&out);
+  for (int i = 0; i < n; i++) mb_desc_free(&desc[i]);
   return cli_stop_signal ? cli_signal_exit_code() : worst;
 }

@@ -13,11 +13,11 @@
 
 #include "mbopt/desc.h"
 
-#define PATH_LEN 256                 /* JSON paths in messages; longer ones are truncated */
-#define REASON_LEN 320               /* the reason part of a message */
-#define MAX_VECTOR 100000            /* values of one vector parameter */
-#define MAX_PARAM 1000000            /* parameters in all (vector elements included) */
-#define MB_JSON_MAX_BYTES (64 << 20) /* size of a model or spec file */
+#define PATH_LEN 256              /* JSON paths in messages; longer ones are truncated */
+#define REASON_LEN 320            /* the reason part of a message */
+#define MAX_VECTOR 100000         /* values of one vector parameter */
+#define MAX_PARAM 1000000         /* parameters in all (vector elements included) */
+#define MAX_FILE_BYTES (64 << 20) /* size of a model or spec file */
 #define PI 3.14159265358979323846
 
 /* a vector parameter "u": parameters first .. first + n - 1 of the description, named "u[0]" ..
@@ -132,12 +132,12 @@ static mb_status check_keys(json_ctx* c, const cJSON* obj, const char* path,
   char sub[PATH_LEN];
   int n = 0;
   for (const cJSON* a = obj->child; a; a = a->next, n++) {
+    if (!allowed) continue;
+    int known = 0;
+    for (const char* const* k = allowed; *k && !known; k++) known = strcmp(*k, a->string) == 0;
+    if (known) continue;
     path_key(sub, path, a->string);
-    if (allowed) {
-      int known = 0;
-      for (const char* const* k = allowed; *k && !known; k++) known = strcmp(*k, a->string) == 0;
-      if (!known) return fail(c, sub, "unknown key");
-    }
+    return fail(c, sub, "unknown key");
   }
   if (n < 2) return MB_OK;
   const cJSON** keys = malloc(sizeof *keys * (size_t)n);
@@ -2386,10 +2386,10 @@ mb_status mb_desc_load_json(const char* path, mb_desc* d, mb_error* err) {
       goto done;
     }
     len += got;
-    if (len > MB_JSON_MAX_BYTES) {
+    if (len > MAX_FILE_BYTES) {
       status =
           mb_error_set(err, MB_ERR_JSON, "%s: larger than %d MB, more than any model or spec needs",
-                       path, MB_JSON_MAX_BYTES >> 20);
+                       path, MAX_FILE_BYTES >> 20);
       goto done;
     }
     if (got == 0) break;

@@ -107,10 +107,15 @@ static mbo_optimizer* create_optimizer(const mb_desc* desc, const char* algorith
     return NULL;
   }
   const int nv = o->nvar, nc = o->ncon;
-  double* bounds = calloc(4 * (size_t)(nv + nc) + 1, sizeof(double));
+  double* bounds = calloc(2 * (size_t)(nv + nc) + 1, sizeof(double));
   int* logs = calloc((size_t)nv + 1, sizeof(int));
   mbo_optimizer* opt = bounds && logs ? mbo_create((mbo_algorithm)alg, nv, err) : NULL;
-  if (!bounds || !logs) mb_error_set(err, MB_ERR_MEMORY, "optimization: out of memory");
+  if (!bounds || !logs) {
+    mb_error_set(err, MB_ERR_MEMORY, "optimization: out of memory");
+    free(bounds);
+    free(logs);
+    return NULL;
+  }
   double *lower = bounds, *upper = lower + nv, *clo = upper + nv, *chi = clo + nc;
   for (int v = 0; v < nv; v++)
     lower[v] = o->var[v].lower, upper[v] = o->var[v].upper, logs[v] = o->var[v].log_scale;
