@@ -35,42 +35,6 @@ int cli_path(char* buf, const char* option, const char* format, ...) {
   return 1;
 }
 
-int cli_parse_count(const char* name, const char* text, long max, long* out) {
-  long v = 0;
-  const char* c = text;
-  for (; c && *c >= '0' && *c <= '9' && v <= max; c++) v = 10 * v + (*c - '0');
-  if (!text || c == text || *c || v < 1 || v > max) {
-    cli_error("%s: expected a whole number from 1 to %ld, got '%s'", name, max, text ? text : "");
-    return 0;
-  }
-  *out = v;
-  return 1;
-}
-
-int cli_parse_positive(const char* name, const char* text, double* out) {
-  char* end = NULL;
-  double v = text ? strtod(text, &end) : NAN;
-  if (!text || end == text || *end != '\0' || !isfinite(v) || v <= 0) {
-    cli_error("%s: expected a positive number, got '%s'", name, text ? text : "");
-    return 0;
-  }
-  *out = v;
-  return 1;
-}
-
-int cli_spec_argument(const char* command, const char* arg, const char** spec) {
-  if (arg[0] == '-' && arg[1]) {
-    cli_error("%s: unknown option '%s' (see 'mbopt %s --help')", command, arg, command);
-    return CLI_USAGE;
-  }
-  if (*spec) {
-    cli_error("%s: more than one SPEC given ('%s')", command, arg);
-    return CLI_USAGE;
-  }
-  *spec = arg;
-  return CLI_OK;
-}
-
 int cli_exit_code(mb_status st) {
   switch (st) {
     case MB_OK:
@@ -238,53 +202,8 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
   return st;
 }
 
-int cli_method_option(const char* value, const char** method) {
-  if (!value || mb_method_parse(value) < 0) {
-    cli_error("--method: expected forward, adjoint or auto, got '%s'", value ? value : "");
-    return 0;
-  }
-  *method = value;
-  return 1;
-}
-
-/* simulation.threads as the command line gives it: 0, 1 or 2; -1 otherwise */
-static int threads_parse(const char* text) {
-  return text && text[0] >= '0' && text[0] <= '2' && !text[1] ? text[0] - '0' : -1;
-}
-
-/* the run options taking one of a few names: the option, its parser, what it expects, where it
-   goes */
-typedef struct name_option {
-  const char* option;
-  int (*parse)(const char* name);
-  const char* expected;
-  int* target;
-} name_option;
-
-int cli_run_option(int argc, char** argv, int* i, cli_run* run) {
-  const char* a = argv[*i];
-  const char* next = *i + 1 < argc ? argv[*i + 1] : NULL;
-  const name_option named[] = {
-      {"--linear-solver", mb_linear_solver_parse, "auto, dense, sparse or klu",
-       &run->linear_solver},
-      {"--tangent-refresh", mb_tangent_refresh_parse, "step or iteration", &run->refresh},
-      {"--threads", threads_parse, "0, 1 or 2", &run->threads}};
-  for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
-    if (strcmp(a, named[k].option)) continue;
-    const int value = next ? named[k].parse(next) : -1;
-    if (value < 0) {
-      cli_error("%s: expected %s, got '%s'", a, named[k].expected, next ? next : "");
-      return -1;
-    }
-    *named[k].target = value;
-    (*i)++;
-    return 1;
-  }
-  double* target = !strcmp(a, "--step") ? &run->step : !strcmp(a, "--t-end") ? &run->t_end : NULL;
-  if (!target) return 0;
-  if (!cli_parse_positive(a, next, target)) return -1;
-  (*i)++;
-  return 1;
+int cli_threads_parse(const char* text) {
+  return text[0] >= '0' && text[0] <= '2' && !text[1] ? text[0] - '0' : -1;
 }
 
 /* words of text wrapped to lines of at most width characters, each started at column `column`

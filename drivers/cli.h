@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "mbopt/mbopt.h"
+#include "mbopt/gradient.h"
+#include "options.h"
 
 /* exit codes */
 enum {
@@ -25,13 +27,6 @@ void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
    `option` (printed), never cut: returns 0 then. */
 int cli_path(char* buf, const char* option, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* Parses a whole number from 1 to max for option `name` (decimal digits only: no sign, fraction,
-   exponent or trailing text); prints the error and returns 0 on failure. */
-int cli_parse_count(const char* name, const char* text, long max, long* out);
-
-/* Parses a finite positive number for option `name`; prints the error and returns 0 on failure. */
-int cli_parse_positive(const char* name, const char* text, double* out);
 
 /* Command-line overrides of the spec's simulation settings (values <= 0 and a negative
    linear_solver, refresh or threads keep the spec's). */
@@ -66,14 +61,35 @@ int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
                           double* grad);
 
-/* Checks the value of --method (forward, adjoint or auto) and stores it in *method; prints the
-   error and returns 0 when it is missing or unknown. */
-int cli_method_option(const char* value, const char** method);
+/* simulation.threads as the command line gives it: 0, 1 or 2; -1 otherwise */
+int cli_threads_parse(const char* text);
 
-/* Parses the options shared by the commands that simulate a SPEC: --step, --t-end,
-   --linear-solver, --tangent-refresh, --threads. Returns 1 when argv[*i] was one of them (and
-   advances *i), 0 when it was not, -1 on error. */
-int cli_run_option(int argc, char** argv, int* i, cli_run* run);
+/* The options of cli_run, shared by the commands that simulate a SPEC (entries of their
+   cli_option tables), and --threads for those that may run an adjoint */
+#define CLI_RUN_OPTIONS(run)                                                   \
+  {.name = "--step", .kind = CLI_POSITIVE, .target = &(run).step},             \
+      {.name = "--t-end", .kind = CLI_POSITIVE, .target = &(run).t_end},       \
+      {.name = "--linear-solver",                                              \
+       .kind = CLI_CHOICE,                                                     \
+       .target = &(run).linear_solver,                                         \
+       .choice = mb_linear_solver_parse,                                       \
+       .expected = "auto, dense, sparse or klu"},                              \
+  {                                                                            \
+    .name = "--tangent-refresh", .kind = CLI_CHOICE, .target = &(run).refresh, \
+    .choice = mb_tangent_refresh_parse, .expected = "step or iteration"        \
+  }
+#define CLI_THREADS_OPTION(run)                                        \
+  {                                                                    \
+    .name = "--threads", .kind = CLI_CHOICE, .target = &(run).threads, \
+    .choice = cli_threads_parse, .expected = "0, 1 or 2"               \
+  }
+
+/* --method: an mb_method in *(int*)target */
+#define CLI_METHOD_OPTION(method)                                                           \
+  {                                                                                         \
+    .name = "--method", .kind = CLI_CHOICE, .target = &(method), .choice = mb_method_parse, \
+    .expected = "forward, adjoint or auto"                                                  \
+  }
 
 /* Prints the help lines of those options, their descriptions from column `column` (0-based);
    refresh_default: what --tangent-refresh defaults to; --threads only with `adjoint` (the
@@ -82,11 +98,6 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
 
 /* The default of --tangent-refresh, as the help says it */
 #define CLI_REFRESH_DEFAULT "the spec's simulation.tangent_refresh, else step"
-
-/* The last branch of every command's argument loop: arg is the SPEC (stored in *spec) unless it
-   looks like an option or a SPEC was given already. Returns CLI_OK, or CLI_USAGE after printing
-   why. */
-int cli_spec_argument(const char* command, const char* arg, const char** spec);
 
 /* Exit code of a library status. */
 int cli_exit_code(mb_status st);

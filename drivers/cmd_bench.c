@@ -65,38 +65,42 @@ static double time_runs(mb_desc* d, const mb_model* m, int kind, int repeat, dou
   return best;
 }
 
+typedef struct bench_args {
+  const char* spec;
+  cli_run run;
+  long repeat;
+  int json, fd; /* fd: 1 --fd, 0 --no-fd, -1 as the default says */
+} bench_args;
+
+static int bench_parse(int argc, char** argv, bench_args* a) {
+  *a = (bench_args){.run = CLI_RUN_SPEC, .repeat = 5, .fd = -1};
+  const cli_option options[] = {
+      CLI_RUN_OPTIONS(a->run),
+      CLI_THREADS_OPTION(a->run),
+      {.name = "--repeat", .kind = CLI_COUNT, .target = &a->repeat, .limit = 1000000},
+      {.name = "--fd", .kind = CLI_FLAG, .target = &a->fd, .limit = 1},
+      {.name = "--no-fd", .kind = CLI_FLAG, .target = &a->fd, .limit = 0},
+      {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
+  return cli_parse_options("bench", argc, argv, options, sizeof options / sizeof *options,
+                           &a->spec);
+}
+
+int cmd_bench_parse(int argc, char** argv) {
+  bench_args a;
+  return bench_parse(argc, argv, &a);
+}
+
 int cmd_bench(int argc, char** argv) {
-  const char* spec = NULL;
-  cli_run run = CLI_RUN_SPEC;
-  long repeat = 5;
-  int json = 0, fd = -1;
-  for (int i = 1; i < argc; i++) {
-    const char* a = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_run_option(argc, argv, &i, &run);
-    if (t < 0) return CLI_USAGE;
-    if (t > 0) continue;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      bench_help(stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--repeat")) {
-      if (!cli_parse_count(a, next, 1000000, &repeat)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--fd") || !strcmp(a, "--no-fd")) {
-      fd = !strcmp(a, "--fd");
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (cli_spec_argument("bench", a, &spec) != CLI_OK) {
-      return CLI_USAGE;
-    }
-  }
-  if (!spec) {
-    bench_help(stderr);
-    return CLI_USAGE;
-  }
+  bench_args a;
+  int code = bench_parse(argc, argv, &a);
+  if (code != CLI_OK) return cli_parse_exit(code, bench_help);
+  const char* spec = a.spec;
+  const long repeat = a.repeat;
+  const int json = a.json;
+  int fd = a.fd;
 
   mb_desc d;
-  int code = cli_load_desc(spec, &run, &d);
+  code = cli_load_desc(spec, &a.run, &d);
   if (code != CLI_OK) return code;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL;

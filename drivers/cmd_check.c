@@ -37,45 +37,44 @@ static double relative_difference(double a, double fd, double row_scale) {
   return denom > 0 ? fabs(a - fd) / denom : 0;
 }
 
+typedef struct check_args {
+  const char* spec;
+  cli_run run;
+  int method; /* mb_method; -1: the spec's */
+  double fd_step, fd_abs, tolerance;
+  int json;
+} check_args;
+
+static int check_parse(int argc, char** argv, check_args* a) {
+  *a = (check_args){
+      .run = CLI_RUN_SPEC, .method = -1, .fd_step = 1e-3, .fd_abs = 1e-5, .tolerance = 1e-5};
+  const cli_option options[] = {
+      CLI_RUN_OPTIONS(a->run),
+      CLI_THREADS_OPTION(a->run),
+      CLI_METHOD_OPTION(a->method),
+      {.name = "--fd-step", .kind = CLI_POSITIVE, .target = &a->fd_step},
+      {.name = "--fd-abs", .kind = CLI_POSITIVE, .target = &a->fd_abs},
+      {.name = "--tolerance", .kind = CLI_POSITIVE, .target = &a->tolerance},
+      {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
+  return cli_parse_options("check", argc, argv, options, sizeof options / sizeof *options,
+                           &a->spec);
+}
+
+int cmd_check_parse(int argc, char** argv) {
+  check_args a;
+  return check_parse(argc, argv, &a);
+}
+
 int cmd_check(int argc, char** argv) {
-  const char *spec = NULL, *method = NULL;
-  cli_run run = CLI_RUN_SPEC;
-  double fd_step = 1e-3, fd_abs = 1e-5, tolerance = 1e-5;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char* a = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_run_option(argc, argv, &i, &run);
-    if (t < 0) return CLI_USAGE;
-    if (t > 0) continue;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      check_help(stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--fd-step")) {
-      if (!cli_parse_positive(a, next, &fd_step)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--method")) {
-      if (!cli_method_option(next, &method)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--fd-abs")) {
-      if (!cli_parse_positive(a, next, &fd_abs)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--tolerance")) {
-      if (!cli_parse_positive(a, next, &tolerance)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (cli_spec_argument("check", a, &spec) != CLI_OK) {
-      return CLI_USAGE;
-    }
-  }
-  if (!spec) {
-    check_help(stderr);
-    return CLI_USAGE;
-  }
+  check_args a;
+  int code = check_parse(argc, argv, &a);
+  if (code != CLI_OK) return cli_parse_exit(code, check_help);
+  const char* spec = a.spec;
+  const double fd_step = a.fd_step, fd_abs = a.fd_abs, tolerance = a.tolerance;
+  const int json = a.json;
 
   mb_desc d;
-  int code = cli_load_desc(spec, &run, &d);
+  code = cli_load_desc(spec, &a.run, &d);
   if (code != CLI_OK) return code;
   /* finite differences need solutions converged well below their step */
   d.settings.tol_newton = fmin(d.settings.tol_newton, 1e-13);
@@ -84,7 +83,7 @@ int cmd_check(int argc, char** argv) {
   d.settings.max_newton = d.settings.max_newton > 50 ? d.settings.max_newton : 50;
   /* and Newton's method, whose last iterate lies far inside the tolerance: chord iterations stop
      anywhere within it, a jump of the result with the parameter that the differences amplify */
-  if (run.refresh < 0) d.settings.refresh_each_iteration = 1;
+  if (a.run.refresh < 0) d.settings.refresh_each_iteration = 1;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL, *fd = NULL, *plus = NULL, *minus = NULL;
   if ((code = cli_compile(spec, &d, &m)) != CLI_OK) goto done;
@@ -99,7 +98,7 @@ int cmd_check(int argc, char** argv) {
   fd = calloc((size_t)nf * p, sizeof(double));
   plus = calloc(nf, sizeof(double));
   minus = calloc(nf, sizeof(double));
-  const int chosen = method ? mb_method_parse(method) : d.sensitivity;
+  const int chosen = a.method >= 0 ? a.method : d.sensitivity;
   mb_status st = cli_functionals(&d, m, chosen, psi, grad);
 
   /* central differences at h and h/2, one parameter at a time, extrapolated:

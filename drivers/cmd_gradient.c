@@ -87,39 +87,39 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
   cJSON_Delete(o);
 }
 
+typedef struct gradient_args {
+  const char* spec;
+  cli_run run;
+  int method; /* mb_method; -1: the spec's */
+  long checkpoint;
+  int json;
+} gradient_args;
+
+static int gradient_parse(int argc, char** argv, gradient_args* a) {
+  *a = (gradient_args){.run = CLI_RUN_SPEC, .method = -1};
+  const cli_option options[] = {
+      CLI_RUN_OPTIONS(a->run),
+      CLI_THREADS_OPTION(a->run),
+      CLI_METHOD_OPTION(a->method),
+      {.name = "--checkpoint", .kind = CLI_COUNT, .target = &a->checkpoint, .limit = INT_MAX},
+      {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
+  return cli_parse_options("gradient", argc, argv, options, sizeof options / sizeof *options,
+                           &a->spec);
+}
+
+int cmd_gradient_parse(int argc, char** argv) {
+  gradient_args a;
+  return gradient_parse(argc, argv, &a);
+}
+
 int cmd_gradient(int argc, char** argv) {
-  const char *spec = NULL, *method = NULL;
-  cli_run run = CLI_RUN_SPEC;
-  long checkpoint = 0;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char* a = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_run_option(argc, argv, &i, &run);
-    if (t < 0) return CLI_USAGE;
-    if (t > 0) continue;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      gradient_help(stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--method")) {
-      if (!cli_method_option(next, &method)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--checkpoint")) {
-      if (!cli_parse_count(a, next, INT_MAX, &checkpoint)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (cli_spec_argument("gradient", a, &spec) != CLI_OK) {
-      return CLI_USAGE;
-    }
-  }
-  if (!spec) {
-    gradient_help(stderr);
-    return CLI_USAGE;
-  }
+  gradient_args a;
+  int code = gradient_parse(argc, argv, &a);
+  if (code != CLI_OK) return cli_parse_exit(code, gradient_help);
+  const char* spec = a.spec;
 
   mb_desc d;
-  int code = cli_load_desc(spec, &run, &d);
+  code = cli_load_desc(spec, &a.run, &d);
   if (code != CLI_OK) return code;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL;
@@ -134,16 +134,16 @@ int cmd_gradient(int argc, char** argv) {
   mb_gradient_info info;
   mb_error err;
   mb_error_clear(&err);
-  const mb_method chosen = method ? (mb_method)mb_method_parse(method) : (mb_method)d.sensitivity;
+  const mb_method chosen = (mb_method)(a.method >= 0 ? a.method : d.sensitivity);
   double start = cli_now();
-  mb_status st = mb_gradient(&d, m, chosen, (int)checkpoint, psi, grad, &info, &err);
+  mb_status st = mb_gradient(&d, m, chosen, (int)a.checkpoint, psi, grad, &info, &err);
   double seconds = cli_now() - start;
   code = cli_exit_code(st);
   if (st != MB_OK) {
     cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
     goto done;
   }
-  if (json)
+  if (a.json)
     print_json(&d, m, psi, grad, &info, seconds);
   else
     print_table(&d, m, psi, grad, &info, seconds);

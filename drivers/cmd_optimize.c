@@ -221,39 +221,27 @@ typedef struct opt_args {
   int quiet;
 } opt_args;
 
-static int parse_args(int argc, char** argv, const char* algorithms_key, void (*help)(FILE*),
+/* options of optimize (algorithms_key "--algorithm") and compare ("--algorithms") */
+static int parse_args(const char* command, int argc, char** argv, const char* algorithms_key,
                       opt_args* a) {
   memset(a, 0, sizeof *a);
-  for (int i = 1; i < argc; i++) {
-    const char* s = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-      help(stdout);
-      return -1;
-    } else if (!strcmp(s, algorithms_key) || !strcmp(s, "--out")) {
-      if (!next || !next[0]) {
-        cli_error("%s: missing value", s);
-        return CLI_USAGE;
-      }
-      if (!strcmp(s, "--out"))
-        a->out = next;
-      else
-        a->algorithms = next;
-      i++;
-    } else if (!strcmp(s, "--maxeval")) {
-      if (!cli_parse_count(s, next, INT_MAX, &a->maxeval)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(s, "--quiet")) {
-      a->quiet = 1;
-    } else if (cli_spec_argument(argv[0], s, &a->spec) != CLI_OK) {
-      return CLI_USAGE;
-    }
-  }
-  if (!a->spec) {
-    help(stderr);
-    return CLI_USAGE;
-  }
-  return CLI_OK;
+  const cli_option options[] = {
+      {.name = algorithms_key, .kind = CLI_TEXT, .target = &a->algorithms},
+      {.name = "--out", .kind = CLI_TEXT, .target = &a->out},
+      {.name = "--maxeval", .kind = CLI_COUNT, .target = &a->maxeval, .limit = INT_MAX},
+      {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1}};
+  return cli_parse_options(command, argc, argv, options, sizeof options / sizeof *options,
+                           &a->spec);
+}
+
+int cmd_optimize_parse(int argc, char** argv) {
+  opt_args a;
+  return parse_args("optimize", argc, argv, "--algorithm", &a);
+}
+
+int cmd_compare_parse(int argc, char** argv) {
+  opt_args a;
+  return parse_args("compare", argc, argv, "--algorithms", &a);
 }
 
 static void print_result_row(const mb_opt_result* r) {
@@ -268,8 +256,8 @@ static void print_table_head(void) {
 
 int cmd_optimize(int argc, char** argv) {
   opt_args a;
-  int code = parse_args(argc, argv, "--algorithm", optimize_help, &a);
-  if (code != CLI_OK) return code < 0 ? CLI_OK : code;
+  int code = parse_args("optimize", argc, argv, "--algorithm", &a);
+  if (code != CLI_OK) return cli_parse_exit(code, optimize_help);
   /* everything is checked before the output folder is touched */
   mb_desc d;
   code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
@@ -348,8 +336,8 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
 
 int cmd_compare(int argc, char** argv) {
   opt_args a;
-  int code = parse_args(argc, argv, "--algorithms", compare_help, &a);
-  if (code != CLI_OK) return code < 0 ? CLI_OK : code;
+  int code = parse_args("compare", argc, argv, "--algorithms", &a);
+  if (code != CLI_OK) return cli_parse_exit(code, compare_help);
   const char* list = a.algorithms ? a.algorithms : "lbfgs,slsqp,mma,bobyqa";
   enum { MAX_ALGORITHMS = 16 };
   char algs[MAX_ALGORITHMS][32];

@@ -150,71 +150,55 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_Delete(o);
 }
 
-int cmd_simulate(int argc, char** argv) {
-  const char *spec = NULL, *csv_path = NULL, *summary = NULL;
+typedef struct simulate_args {
+  const char *spec, *csv_path, *summary;
   const char* assignment[64];
-  int nassignment = 0;
-  cli_run run = CLI_RUN_SPEC;
-  double interval = 0;
-  int json = 0, quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char* a = argv[i];
-    const char* next = i + 1 < argc ? argv[i + 1] : NULL;
-    int t = cli_run_option(argc, argv, &i, &run);
-    if (t < 0) return CLI_USAGE;
-    if (t > 0 && run.threads >= 0) {
-      cli_error("--threads: simulate runs no adjoint (gradient, check and bench take it)");
-      return CLI_USAGE;
-    }
-    if (t > 0) continue;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      simulate_help(stdout);
-      return CLI_OK;
-    } else if (!strcmp(a, "--output-interval")) {
-      if (!cli_parse_positive("--output-interval", next, &interval)) return CLI_USAGE;
-      i++;
-    } else if (!strcmp(a, "--csv")) {
-      if (!next) {
-        cli_error("--csv: missing file name");
-        return CLI_USAGE;
-      }
-      csv_path = argv[++i];
-    } else if (!strcmp(a, "--set")) {
-      if (!next || nassignment == (int)(sizeof assignment / sizeof *assignment)) {
-        cli_error(next ? "--set: too many assignments" : "--set: missing NAME=VALUE");
-        return CLI_USAGE;
-      }
-      assignment[nassignment++] = argv[++i];
-    } else if (!strcmp(a, "--parameters")) {
-      if (!next) {
-        cli_error("--parameters: missing file name");
-        return CLI_USAGE;
-      }
-      summary = argv[++i];
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
-    } else if (!strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (cli_spec_argument("simulate", a, &spec) != CLI_OK) {
-      return CLI_USAGE;
-    }
-  }
-  if (!spec) {
-    simulate_help(stderr);
-    return CLI_USAGE;
-  }
+  int nassignment;
+  cli_run run;
+  double interval;
+  int json, quiet;
+} simulate_args;
+
+static int simulate_parse(int argc, char** argv, simulate_args* a) {
+  *a = (simulate_args){.run = CLI_RUN_SPEC};
+  const cli_option options[] = {
+      CLI_RUN_OPTIONS(a->run),
+      {.name = "--output-interval", .kind = CLI_POSITIVE, .target = &a->interval},
+      {.name = "--csv", .kind = CLI_TEXT, .target = &a->csv_path},
+      {.name = "--set",
+       .kind = CLI_LIST,
+       .target = a->assignment,
+       .limit = 64,
+       .count = &a->nassignment},
+      {.name = "--parameters", .kind = CLI_TEXT, .target = &a->summary},
+      {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1},
+      {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1}};
+  return cli_parse_options("simulate", argc, argv, options, sizeof options / sizeof *options,
+                           &a->spec);
+}
+
+int cmd_simulate_parse(int argc, char** argv) {
+  simulate_args a;
+  return simulate_parse(argc, argv, &a);
+}
+
+int cmd_simulate(int argc, char** argv) {
+  simulate_args a;
+  int code = simulate_parse(argc, argv, &a);
+  if (code != CLI_OK) return cli_parse_exit(code, simulate_help);
+  const char *spec = a.spec, *csv_path = a.csv_path;
 
   mb_desc desc;
-  int code = cli_load_desc(spec, &run, &desc);
+  code = cli_load_desc(spec, &a.run, &desc);
   if (code != CLI_OK) return code;
-  if (interval > 0) desc.settings.output_interval = interval;
+  if (a.interval > 0) desc.settings.output_interval = a.interval;
   mb_model* m = NULL;
   mb_data* d = NULL;
   run_state rs = {0};
   cli_staged csv = {0};
-  if (summary) code = cli_set_parameters_from_summary(&desc, summary);
-  for (int k = 0; k < nassignment && code == CLI_OK; k++)
-    code = cli_set_parameter(&desc, assignment[k]);
+  if (a.summary) code = cli_set_parameters_from_summary(&desc, a.summary);
+  for (int k = 0; k < a.nassignment && code == CLI_OK; k++)
+    code = cli_set_parameter(&desc, a.assignment[k]);
   if (code != CLI_OK) goto done;
   code = cli_compile(spec, &desc, &m);
   if (code != CLI_OK) goto done;
@@ -234,7 +218,7 @@ int cmd_simulate(int argc, char** argv) {
     rs.csv = csv.f;
     write_header(rs.csv, m);
   }
-  rs.progress = !quiet && !json && cli_stderr_is_terminal();
+  rs.progress = !a.quiet && !a.json && cli_stderr_is_terminal();
   rs.t_end = m->opt.t_end;
   rs.last_progress = cli_now();
 
@@ -251,7 +235,7 @@ int cmd_simulate(int argc, char** argv) {
   rs.csv = NULL;
   if (st != MB_OK) cli_error("%s: %s", spec, err.message[0] ? err.message : mb_status_str(st));
   const char* name = desc.name[0] ? desc.name : spec;
-  if (json)
+  if (a.json)
     print_json(name, m, d, seconds, csv_path, rs.rows, st);
   else if (d->report.assembled)
     print_summary(name, m, d, seconds, csv_path, rs.rows, st);

@@ -30,7 +30,8 @@ static void usage(FILE* out) {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(out,
-          "\nRun 'mbopt COMMAND --help' for the options of a command.\n"
+          "\nRun 'mbopt COMMAND --help' for the options of a command. An option takes its value\n"
+          "as '--name value' or '--name=value'; '--' ends the options.\n"
           "Exit codes: 0 success, 1 the computation failed, 2 bad command line,\n"
           "3 invalid model or unreadable file.\n");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds mbopt and runs every test; then builds again with
-# AddressSanitizer and UndefinedBehaviorSanitizer and runs every test under them.
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs every test under them; then runs the
+# libFuzzer harnesses for a minute (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,3 +15,5 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DMBOPT_SANITIZE=ON
 cmake --build build-sanitize -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs"
+
+scripts/fuzz.sh --seconds 60 --jobs "$jobs"

@@ -64,7 +64,7 @@ case_maxeval_huge() { expect 2 "--maxeval: .* got '3e9'" "$mbopt" optimize "$spr
 case_maxeval_beyond_int() { expect 2 "--maxeval: .* got '3000000000'" "$mbopt" optimize "$springs" --maxeval 3000000000; }
 case_maxeval_zero() { expect 2 "--maxeval: .* got '0'" "$mbopt" compare "$springs" --maxeval 0; }
 case_maxeval_negative() { expect 2 "--maxeval: .* got '-5'" "$mbopt" optimize "$springs" --maxeval -5; }
-case_maxeval_missing() { expect 2 "--maxeval: .* got ''" "$mbopt" optimize "$springs" --maxeval; }
+case_maxeval_missing() { expect 2 '--maxeval: missing value' "$mbopt" optimize "$springs" --maxeval; }
 case_checkpoint_huge() { expect 2 "--checkpoint: .* got '1e11'" "$mbopt" gradient "$fivebar" --checkpoint 1e11; }
 case_checkpoint_fraction() { expect 2 "--checkpoint: .* got '2.5'" "$mbopt" gradient "$fivebar" --checkpoint 2.5; }
 case_repeat_huge() { expect 2 "--repeat: expected a whole number from 1 to 1000000, got '1e9'" "$mbopt" bench "$fivebar" --repeat 1e9; }
@@ -78,7 +78,34 @@ case_out_is_file() {
   expect 3 "--out: cannot create 'file': Not a directory" "$mbopt" optimize "$springs" --out file --maxeval 2
   [ "$(cat file)" = keep ] || fail "the file was changed"
 }
-case_out_empty() { expect 2 '--out: missing value' "$mbopt" optimize "$springs" --out ''; }
+case_out_empty() { expect 2 '--out: empty value' "$mbopt" optimize "$springs" --out ''; }
+
+# ---- the command line: one parser, strict, --name value or --name=value
+case_option_equals() { expect 0 'status +completed' "$mbopt" simulate "$fivebar" --t-end=0.02 --step=1e-3; }
+case_option_twice() { expect 2 '--step: given twice' "$mbopt" simulate "$fivebar" --step 1e-3 --step 2e-3; }
+case_option_empty_equals() { expect 2 '--step: empty value' "$mbopt" simulate "$fivebar" --step=; }
+case_option_misspelt() { expect 2 "optimize: unknown option '--maxevals' \(did you mean --maxeval\?" "$mbopt" optimize "$springs" --maxevals 3; }
+case_option_unknown() { expect 2 "gradient: unknown option '--frobnicate' \(see 'mbopt gradient --help'\)" "$mbopt" gradient "$fivebar" --frobnicate; }
+case_flag_with_value() { expect 2 "--quiet: takes no value, got '--quiet=1'" "$mbopt" simulate "$fivebar" --quiet=1; }
+case_value_is_an_option() { expect 2 '--out: missing value' "$mbopt" optimize "$springs" --out --quiet; }
+case_no_spec() { expect 2 'simulate: no SPEC given' "$mbopt" simulate --json; }
+case_two_specs() { expect 2 "check: more than one SPEC given \('a.json' and 'b.json'\)" "$mbopt" check a.json b.json; }
+case_spec_after_double_dash() { expect 3 '^mbopt: error: -x.json: cannot open the file' "$mbopt" simulate -- -x.json; }
+case_spec_missing() { expect 3 'nothing.json: cannot open the file \(No such file or directory\)' "$mbopt" gradient nothing.json; }
+case_unknown_command() { expect 2 "unknown command 'simlate'" "$mbopt" simlate "$fivebar"; }
+case_method_unknown() { expect 2 "--method: expected forward, adjoint or auto, got 'sideways'" "$mbopt" gradient "$fivebar" --method=sideways; }
+case_threads_negative() { expect 2 "--threads: expected 0, 1 or 2, got '-1'" "$mbopt" gradient "$fivebar" --threads -1; }
+case_threads_on_simulate() { expect 2 "simulate: unknown option '--threads'" "$mbopt" simulate "$fivebar" --threads 1; }
+case_linear_solver_unknown() { expect 2 "--linear-solver: expected auto, dense, sparse or klu, got 'magic'" "$mbopt" simulate "$fivebar" --linear-solver magic; }
+case_repeat_trailing() { expect 2 "--repeat: .* got '3x'" "$mbopt" bench "$fivebar" --repeat 3x; }
+case_set_too_many() {
+  local sets=()
+  for k in $(seq 65); do sets+=(--set "m_A1=$k"); done
+  expect 2 '--set: given more than 64 times' "$mbopt" simulate "$fivebar" "${sets[@]}"
+}
+case_set_no_equals() { expect 2 "--set: expected NAME=VALUE, got 'm_A1'" "$mbopt" simulate "$fivebar" --set m_A1; }
+case_set_unknown_parameter() { expect 2 '--set: the spec has no parameter "nope"' "$mbopt" simulate "$fivebar" --set nope=1; }
+case_help_beats_errors() { expect 0 'Usage: mbopt optimize' "$mbopt" optimize --maxeval 0x --help; }
 
 # ---- no user text reaches a shell or a plot script as code
 case_compare_injection() {
