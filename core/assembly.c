@@ -376,6 +376,12 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
 
 mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
   const int nq = m->nq;
+  if (nq > MB_MAX_ASSEMBLY_COORDINATES)
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "initial assembly: the model has %d coordinates, more than the %d the "
+                        "assembly takes (it solves dense least-squares systems, whose cost grows "
+                        "as the cube of their size)",
+                        nq, MB_MAX_ASSEMBLY_COORDINATES);
   const int rows = m->ncon + m->npres;
   const int big = (rows > nq ? rows : nq) + 1;
   mb_status st = MB_ERR_MEMORY;

@@ -109,7 +109,7 @@ int cli_set_parameter(mb_desc* d, const char* assignment) {
   return set_named(d, name, value, "--set");
 }
 
-static char* read_file(const char* path) {
+char* cli_read_file(const char* path, size_t* size) {
   FILE* f = fopen(path, "rb");
   if (!f) return NULL;
   char* text = NULL;
@@ -120,6 +120,7 @@ static char* read_file(const char* path) {
       text = NULL;
     } else {
       text[n] = 0;
+      if (size) *size = (size_t)n;
     }
   }
   fclose(f);
@@ -142,7 +143,7 @@ static const cJSON* best_run(const cJSON* runs) {
 }
 
 int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
-  char* text = read_file(path);
+  char* text = cli_read_file(path, NULL);
   if (!text) {
     cli_error("--parameters: cannot read '%s'", path);
     return CLI_BAD_INPUT;

@@ -53,6 +53,10 @@ int cli_set_parameter(mb_desc* d, const char* assignment);
    code. */
 int cli_set_parameters_from_summary(mb_desc* d, const char* path);
 
+/* The contents of a file with a terminating zero, its length in *size (may be NULL); NULL when
+   it cannot be read (errno says why). Free with free(). */
+char* cli_read_file(const char* path, size_t* size);
+
 /* Compiles a description, printing the error; returns an exit code. */
 int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 

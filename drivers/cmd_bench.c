@@ -81,7 +81,7 @@ static int bench_parse(int argc, char** argv, bench_args* a) {
       {.name = "--fd", .kind = CLI_FLAG, .target = &a->fd, .limit = 1},
       {.name = "--no-fd", .kind = CLI_FLAG, .target = &a->fd, .limit = 0},
       {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
-  return cli_parse_options("bench", argc, argv, options, sizeof options / sizeof *options,
+  return cli_parse_options("bench", argc, argv, options, sizeof options / sizeof *options, 1,
                            &a->spec);
 }
 

@@ -56,7 +56,7 @@ static int check_parse(int argc, char** argv, check_args* a) {
       {.name = "--fd-abs", .kind = CLI_POSITIVE, .target = &a->fd_abs},
       {.name = "--tolerance", .kind = CLI_POSITIVE, .target = &a->tolerance},
       {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
-  return cli_parse_options("check", argc, argv, options, sizeof options / sizeof *options,
+  return cli_parse_options("check", argc, argv, options, sizeof options / sizeof *options, 1,
                            &a->spec);
 }
 

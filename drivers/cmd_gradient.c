@@ -103,7 +103,7 @@ static int gradient_parse(int argc, char** argv, gradient_args* a) {
       CLI_METHOD_OPTION(a->method),
       {.name = "--checkpoint", .kind = CLI_COUNT, .target = &a->checkpoint, .limit = INT_MAX},
       {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1}};
-  return cli_parse_options("gradient", argc, argv, options, sizeof options / sizeof *options,
+  return cli_parse_options("gradient", argc, argv, options, sizeof options / sizeof *options, 1,
                            &a->spec);
 }
 

@@ -1,6 +1,8 @@
 /* mbopt optimize and mbopt compare: run a spec's optimisation with one or several algorithms,
    writing every evaluation to a history file as it happens and a summary at the end, even when
    the run is interrupted, into an output folder locked for the run (outdir.h). */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "history.h"
 #include "mbopt/optimize.h"
 #include "outdir.h"
 
@@ -25,12 +28,21 @@ static void optimize_help(FILE* out) {
           "DIR/history.csv.part while the run lasts) and DIR/summary.json. A run that cannot\n"
           "start or whose every evaluation fails leaves DIR as it was; a second run into DIR\n"
           "is refused. SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the run at its next time step\n"
-          "with both files written (exit 130, 143, 129); a second signal stops it at once.\n\n"
+          "with both files written (exit 130, 143, 129); a second signal stops it at once.\n"
+          "A run that was interrupted, killed, or ran out of evaluations goes on with\n"
+          "'mbopt optimize --resume DIR': the algorithm is started again with the spec and\n"
+          "settings the run recorded in DIR/summary.json, its evaluations are replayed from\n"
+          "DIR/history.csv (so the optimiser's state is rebuilt exactly, without simulating)\n"
+          "and the run continues from the first evaluation the history does not hold.\n\n"
+          "Usage: mbopt optimize --resume DIR [--maxeval N] [--quiet]\n\n"
           "Options:\n"
           "  --algorithm A   lbfgs, slsqp, mma, ccsaq, tnewton (gradient-based), bobyqa,\n"
           "                  cobyla, neldermead, sbplx (gradient-free); default: the spec's\n"
           "  --out DIR       output folder (default out/optimize-<spec name>)\n"
-          "  --maxeval N     most evaluations (default: the spec's)\n"
+          "  --maxeval N     most evaluations, those of the record included (default: the\n"
+          "                  spec's, or the resumed run's)\n"
+          "  --resume DIR    continue the run whose files are in DIR (no SPEC, --algorithm\n"
+          "                  or --out: the run's own)\n"
           "  --quiet         no progress lines\n"
           "  -h, --help      show this help\n");
 }
@@ -61,15 +73,6 @@ typedef struct run_files {
   int progress, maxeval;
 } run_files;
 
-static void write_history_header(const mb_desc* d, FILE* f) {
-  const mb_optim_desc* o = &d->optimization;
-  fprintf(f, "evaluation,seconds,objective");
-  for (int v = 0; v < o->nvar; v++) fprintf(f, ",%s", d->param_name[o->var[v].param]);
-  for (int k = 0; k < o->ncon; k++) fprintf(f, ",%s", d->functional[o->con[k].functional].name);
-  fprintf(f, ",gradient,failed\n");
-  fflush(f);
-}
-
 /* seconds as people read them: 42 s, 3 min 5 s, 2 h 10 min */
 static void print_duration(double s) {
   if (s < 60)
@@ -82,19 +85,19 @@ static void print_duration(double s) {
 
 static void observe(const mb_opt_evaluation* e, void* user) {
   run_files* rf = user;
-  /* a row reaches the file whole: stdio writes it at the flush, in one piece */
-  FILE* h = rf->history.f;
-  fprintf(h, "%d,%.6f,%.17g", e->index, e->seconds, e->failed ? NAN : e->objective);
-  for (int v = 0; v < e->nvar; v++) fprintf(h, ",%.17g", e->x[v]);
-  for (int k = 0; k < e->ncon; k++) fprintf(h, ",%.17g", e->failed ? NAN : e->c[k]);
-  fprintf(h, ",%d,%d\n", e->with_gradient, e->failed);
-  fflush(h);
+  /* a resumed run's history takes the place of the record once the record is all in it */
+  const int first_live = rf->history.replacing && !e->replayed;
+  if (first_live) cli_staged_replace(&rf->history);
+  history_row(rf->history.f, e);
   if (!e->failed && e->objective < rf->best_f) rf->best_f = e->objective;
   if (isfinite(rf->best_f)) {
     fprintf(rf->best.f, "%d %.17g\n", e->index, rf->best_f);
     fflush(rf->best.f);
   }
-  if (rf->progress && (e->with_gradient || e->index % 10 == 0)) {
+  if (!rf->progress || e->replayed) return;
+  if (first_live && e->index > 1)
+    fprintf(stderr, "  resumed after %d evaluations replayed from the history\n", e->index - 1);
+  if (e->with_gradient || e->index % 10 == 0) {
     fprintf(stderr, "  evaluation %4d of at most %d  objective %-14.8g best %-14.8g ", e->index,
             rf->maxeval, e->objective, rf->best_f);
     print_duration(e->seconds);
@@ -141,29 +144,86 @@ static int load_checked(const char* path, const char* algorithm, long maxeval, m
   return cli_exit_code(st);
 }
 
-/* Runs one algorithm on d, the spec at `path` as load_checked left it, with its files in dir.
-   History and summary replace an earlier run's only when this run evaluated a point
-   successfully: a run that could not start or whose every evaluation failed leaves the folder as
-   it was. The result and the summary are returned; the exit code says whether it could run. */
+/* FNV-1a, 64 bits, of a file's bytes as 16 hexadecimal digits: tells a resumed run whether its
+   spec changed since the run began */
+static int file_hash(const char* path, char out[17]) {
+  size_t size = 0;
+  char* text = cli_read_file(path, &size);
+  if (!text) return 0;
+  unsigned long long h = 14695981039346656037ULL;
+  for (size_t i = 0; i < size; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+  free(text);
+  snprintf(out, 17, "%016llx", h);
+  return 1;
+}
+
+/* What a resumed run needs to start again as this one did: the spec (absolute path and hash),
+   the algorithm and the evaluation budget. NULL, the error printed, when the spec cannot be
+   read again. */
+static cJSON* run_settings(const char* path, const char* algorithm, const mb_desc* d) {
+  char absolute[PATH_MAX], hash[17];
+  if (!realpath(path, absolute) || !file_hash(absolute, hash)) {
+    cli_error("%s: cannot read the spec again: %s", path, strerror(errno));
+    return NULL;
+  }
+  cJSON* s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "spec", absolute);
+  cJSON_AddStringToObject(s, "spec_hash", hash);
+  cJSON_AddStringToObject(s, "algorithm", algorithm ? algorithm : d->optimization.algorithm);
+  cJSON_AddNumberToObject(s, "maxeval", d->optimization.maxeval);
+  return s;
+}
+
+/* DIR/NAME.part when a run left it (it was killed, or is running) */
+static int has_part(const char* dir, const char* name) {
+  char part[CLI_PATH_MAX];
+  struct stat st;
+  return cli_path(part, "--out", "%s/%s.part", dir, name) && stat(part, &st) == 0;
+}
+
+/* A fresh run into dir would overwrite the history a killed run left there: refused. */
+static int check_no_record(const char* dir) {
+  if (!has_part(dir, "history.csv")) return CLI_OK;
+  cli_error(
+      "--out: '%s' holds the history of a run that stopped without finishing "
+      "(history.csv.part); continue it with 'mbopt optimize --resume %s', or delete that file",
+      dir, dir);
+  return CLI_BAD_INPUT;
+}
+
+/* Runs one algorithm on d, the spec at `path` as load_checked left it, with its files in dir;
+   with a record (not NULL), resumes the run that wrote it. While the run lasts, its history is
+   DIR/history.csv.part and its settings DIR/summary.json.part (which --resume reads if the run
+   is killed). History and summary replace an earlier run's only when this run evaluated a point
+   successfully: a run that could not start or whose every evaluation failed leaves the folder
+   as it was, and a resumed run never loses its record. The result and the summary are
+   returned; the exit code says whether it could run. */
 static int run_one(const char* path, const char* algorithm, mb_desc* d, const char* dir,
-                   int progress, mb_opt_result* r, cJSON** summary) {
-  int code = CLI_OK;
+                   const history_record* record, int progress, mb_opt_result* r, cJSON** summary) {
+  int code = CLI_BAD_INPUT;
   run_files rf = {d, {0}, {0}, INFINITY, progress, d->optimization.maxeval};
   double* x = calloc(d->optimization.nvar + 1, sizeof(double));
-  char history[CLI_PATH_MAX], best[CLI_PATH_MAX];
-  if (!cli_path(history, "--out", "%s/history.csv", dir) ||
+  char history[CLI_PATH_MAX], best[CLI_PATH_MAX], running[CLI_PATH_MAX];
+  cJSON* settings = run_settings(path, algorithm, d);
+  cJSON* state = cJSON_CreateObject();
+  cJSON_AddStringToObject(state, "status", "running");
+  cJSON_AddStringToObject(state, "spec", path);
+  if (!settings || !x || !cli_path(history, "--out", "%s/history.csv", dir) ||
       !cli_path(best, "--out", "%s/best.dat", dir) ||
-      !cli_staged_open(&rf.history, "--out", history) ||
-      !cli_staged_open(&rf.best, "--out", best)) {
-    code = CLI_BAD_INPUT;
+      !cli_path(running, "--out", "%s/summary.json.part", dir) ||
+      !(record ? cli_staged_open_beside : cli_staged_open)(&rf.history, "--out", history) ||
+      !cli_staged_open(&rf.best, "--out", best))
     goto done;
-  }
   /* whole rows per write: a row is far shorter than this buffer */
   setvbuf(rf.history.f, NULL, _IOFBF, 1 << 16);
-  write_history_header(d, rf.history.f);
+  history_header(d, rf.history.f);
+  cJSON_AddItemReferenceToObject(state, "settings", settings);
+  if (!cli_write_json(dir, "summary.json.part", state)) goto done;
   mb_error err;
   mb_error_clear(&err);
-  mb_status st = mb_optimize(d, algorithm, observe, &rf, &cli_stop_signal, x, r, &err);
+  mb_status st =
+      mb_optimize_resume(d, algorithm, record ? record->rows : NULL, record ? record->count : 0,
+                         observe, &rf, &cli_stop_signal, x, r, &err);
   if (st != MB_OK) {
     cli_error("%s: %s", path, err.message);
     code = cli_exit_code(st);
@@ -177,18 +237,78 @@ static int run_one(const char* path, const char* algorithm, mb_desc* d, const ch
   }
   *summary = summary_json(d, x, r);
   cJSON_AddStringToObject(*summary, "spec", path);
-  if (!cli_staged_commit(&rf.history) || !cli_staged_commit(&rf.best) ||
-      !cli_write_json(dir, "summary.json", *summary))
-    code = CLI_BAD_INPUT;
+  cJSON_AddItemToObject(*summary, "settings", cJSON_Duplicate(settings, 1));
+  if (record) {
+    cJSON_AddNumberToObject(*summary, "replayed_evaluations", r->replayed);
+    if (r->left_record_at)
+      fprintf(stderr,
+              "mbopt: warning: the resumed run asked at evaluation %d for a point the history "
+              "does not hold (evaluations %d to %d were evaluated again)\n",
+              r->left_record_at, r->left_record_at, r->evaluations);
+  }
+  if (cli_staged_commit(&rf.history) && cli_staged_commit(&rf.best) &&
+      cli_write_json(dir, "summary.json", *summary))
+    code = CLI_OK;
+  unlink(running);
 
 done:
+  /* a record, or the history that replaced it, stays for --resume */
+  if (code != CLI_OK && !record && !rf.history.keep) unlink(running);
   cli_staged_discard(&rf.history);
   cli_staged_discard(&rf.best);
   if (code != CLI_OK) {
     cJSON_Delete(*summary);
     *summary = NULL;
   }
+  cJSON_Delete(state);
+  cJSON_Delete(settings);
   free(x);
+  return code;
+}
+
+/* The settings a run recorded in dir (summary.json.part while it ran or after it was killed,
+   else summary.json): its spec, loaded and checked as load_checked does into d, its algorithm
+   (into algorithm) and its budget unless maxeval > 0. Prints the error and returns an exit
+   code. */
+static int load_recorded(const char* dir, long maxeval, mb_desc* d, char spec[PATH_MAX],
+                         char algorithm[32]) {
+  char path[CLI_PATH_MAX];
+  if (!cli_path(path, "--resume", "%s/%s", dir,
+                has_part(dir, "summary.json") ? "summary.json.part" : "summary.json"))
+    return CLI_USAGE;
+  char* text = cli_read_file(path, NULL);
+  if (!text) {
+    cli_error("--resume: '%s' holds no run to resume (%s: %s)", dir, path, strerror(errno));
+    return CLI_BAD_INPUT;
+  }
+  cJSON* root = cJSON_Parse(text);
+  free(text);
+  const cJSON* settings = cJSON_GetObjectItemCaseSensitive(root, "settings");
+  const cJSON* file = cJSON_GetObjectItemCaseSensitive(settings, "spec");
+  const cJSON* hash = cJSON_GetObjectItemCaseSensitive(settings, "spec_hash");
+  const cJSON* alg = cJSON_GetObjectItemCaseSensitive(settings, "algorithm");
+  const cJSON* budget = cJSON_GetObjectItemCaseSensitive(settings, "maxeval");
+  int code = CLI_BAD_INPUT;
+  char now[17] = "";
+  if (!cJSON_IsString(file) || !cJSON_IsString(hash) || !cJSON_IsString(alg) ||
+      !cJSON_IsNumber(budget) || strlen(file->valuestring) >= PATH_MAX ||
+      strlen(alg->valuestring) >= 32 || !(budget->valuedouble >= 1) ||
+      budget->valuedouble > INT_MAX) {
+    cli_error("--resume: %s: no valid \"settings\" (spec, spec_hash, algorithm, maxeval)", path);
+  } else if (!file_hash(file->valuestring, now)) {
+    cli_error("--resume: the run's spec '%s' cannot be read: %s", file->valuestring,
+              strerror(errno));
+  } else if (strcmp(now, hash->valuestring)) {
+    cli_error(
+        "--resume: the run's spec '%s' changed since the run began; a run resumes only "
+        "with the spec it began with",
+        file->valuestring);
+  } else {
+    snprintf(spec, PATH_MAX, "%s", file->valuestring);
+    snprintf(algorithm, 32, "%s", alg->valuestring);
+    code = load_checked(spec, algorithm, maxeval > 0 ? maxeval : (long)budget->valuedouble, d);
+  }
+  cJSON_Delete(root);
   return code;
 }
 
@@ -217,6 +337,7 @@ typedef struct opt_args {
   const char* spec;
   const char* algorithms;
   const char* out;
+  const char* resume; /* optimize only */
   long maxeval;
   int quiet;
 } opt_args;
@@ -229,9 +350,30 @@ static int parse_args(const char* command, int argc, char** argv, const char* al
       {.name = algorithms_key, .kind = CLI_TEXT, .target = &a->algorithms},
       {.name = "--out", .kind = CLI_TEXT, .target = &a->out},
       {.name = "--maxeval", .kind = CLI_COUNT, .target = &a->maxeval, .limit = INT_MAX},
-      {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1}};
-  return cli_parse_options(command, argc, argv, options, sizeof options / sizeof *options,
-                           &a->spec);
+      {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1},
+      {.name = "--resume", .kind = CLI_TEXT, .target = &a->resume}};
+  /* --resume DIR takes the place of SPEC, for optimize only */
+  const int resumable = !strcmp(command, "optimize");
+  const size_t count = sizeof options / sizeof *options - !resumable;
+  int code = cli_parse_options(command, argc, argv, options, count, !resumable, &a->spec);
+  if (code != CLI_OK || !resumable) return code;
+  if (!a->resume && !a->spec) {
+    cli_error(
+        "optimize: no SPEC given (usage: mbopt optimize SPEC.json [options], or mbopt "
+        "optimize --resume DIR; see 'mbopt optimize --help')");
+    return CLI_USAGE;
+  }
+  if (a->resume && (a->spec || a->algorithms || a->out)) {
+    cli_error(
+        "--resume: continues the run in '%s' with its own spec, algorithm and folder; "
+        "give no %s",
+        a->resume,
+        a->spec         ? "SPEC"
+        : a->algorithms ? "--algorithm"
+                        : "--out");
+    return CLI_USAGE;
+  }
+  return CLI_OK;
 }
 
 int cmd_optimize_parse(int argc, char** argv) {
@@ -260,18 +402,38 @@ int cmd_optimize(int argc, char** argv) {
   if (code != CLI_OK) return cli_parse_exit(code, optimize_help);
   /* everything is checked before the output folder is touched */
   mb_desc d;
-  code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
+  char spec[PATH_MAX], algorithm[32];
+  if (a.resume) {
+    code = load_recorded(a.resume, a.maxeval, &d, spec, algorithm);
+    a.spec = spec, a.algorithms = algorithm;
+  } else {
+    code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
+  }
   if (code != CLI_OK) return code;
   cli_outdir out;
-  code = open_out(&out, a.out, "optimize", a.spec);
-  if (code != CLI_OK) {
-    mb_desc_free(&d);
-    return code;
-  }
+  code = a.resume ? cli_outdir_open(&out, "--resume", a.resume)
+                  : open_out(&out, a.out, "optimize", a.spec);
+  /* the record is read once the folder is this run's */
+  history_record record = {0};
+  char recorded[CLI_PATH_MAX];
+  if (code == CLI_OK && a.resume &&
+      cli_path(recorded, "--resume", "%s/%s", out.path,
+               has_part(out.path, "history.csv") ? "history.csv.part" : "history.csv"))
+    code = history_read(recorded, &d, &record);
+  else if (code == CLI_OK && !a.resume)
+    code = check_no_record(out.path);
   mb_opt_result r;
   cJSON* summary = NULL;
-  int progress = !a.quiet && cli_stderr_is_terminal();
-  code = run_one(a.spec, a.algorithms, &d, out.path, progress, &r, &summary);
+  if (code == CLI_OK) {
+    const int progress = !a.quiet && cli_stderr_is_terminal();
+    if (progress && a.resume)
+      fprintf(stderr, "resuming %s (%s) from %d evaluations in %s%s\n", a.spec, a.algorithms,
+              record.count, recorded,
+              record.dropped_partial_row ? " (a last row cut short left out)" : "");
+    code = run_one(a.spec, a.algorithms, &d, out.path, a.resume ? &record : NULL, progress, &r,
+                   &summary);
+  }
+  history_free(&record);
   cli_outdir_close(&out);
   mb_desc_free(&d);
   if (code != CLI_OK) return cli_stop_signal ? cli_signal_exit_code() : code;
@@ -284,6 +446,7 @@ int cmd_optimize(int argc, char** argv) {
     printf("  %-16s %.12g\n", cJSON_GetArrayItem(names, v)->valuestring,
            cJSON_GetArrayItem(x, v)->valuedouble);
   if (shown < nx) printf("  ... %d more in summary.json\n", nx - shown);
+  if (a.resume) printf("%d evaluations replayed from the history\n", r.replayed);
   printf("%s\nwrote %s/summary.json and %s/history.csv\n", r.message, out.path, out.path);
   cJSON_Delete(summary);
   return status_code(&r);
@@ -376,13 +539,13 @@ int cmd_compare(int argc, char** argv) {
       worst = CLI_USAGE;
       break;
     }
-    if ((code = cli_make_dirs("--out", dir)) != CLI_OK) {
+    if ((code = cli_make_dirs("--out", dir)) != CLI_OK || (code = check_no_record(dir)) != CLI_OK) {
       worst = code;
       break;
     }
     if (progress) fprintf(stderr, "%s:\n", algs[i]);
     cJSON* summary = NULL;
-    code = run_one(a.spec, algs[i], &desc[i], dir, progress, &results[ran], &summary);
+    code = run_one(a.spec, algs[i], &desc[i], dir, NULL, progress, &results[ran], &summary);
     if (code != CLI_OK) {
       worst = code;
       continue;

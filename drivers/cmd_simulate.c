@@ -173,7 +173,7 @@ static int simulate_parse(int argc, char** argv, simulate_args* a) {
       {.name = "--parameters", .kind = CLI_TEXT, .target = &a->summary},
       {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1},
       {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1}};
-  return cli_parse_options("simulate", argc, argv, options, sizeof options / sizeof *options,
+  return cli_parse_options("simulate", argc, argv, options, sizeof options / sizeof *options, 1,
                            &a->spec);
 }
 

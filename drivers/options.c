@@ -103,7 +103,7 @@ static void unknown_option(const char* command, const char* arg, size_t name_len
 }
 
 int cli_parse_options(const char* command, int argc, char** argv, const cli_option* options,
-                      size_t noptions, const char** spec) {
+                      size_t noptions, int spec_required, const char** spec) {
   unsigned char given[64] = {0};
   if (noptions > sizeof given) return CLI_USAGE; /* a table this long is a programming error */
   *spec = NULL;
@@ -159,7 +159,7 @@ int cli_parse_options(const char* command, int argc, char** argv, const cli_opti
     }
     if (!store(o, value)) return CLI_USAGE;
   }
-  if (!*spec) {
+  if (!*spec && spec_required) {
     cli_error("%s: no SPEC given (usage: mbopt %s SPEC.json [options]; see 'mbopt %s --help')",
               command, command, command);
     return CLI_USAGE;

@@ -32,10 +32,10 @@ typedef struct cli_option {
 #define CLI_HELP (-1)
 
 /* Parses argv[1..argc-1] of `command` against its options: "--" ends the options; the one
-   argument that is not an option is the SPEC (*spec), which is required. Returns CLI_OK,
-   CLI_HELP, or CLI_USAGE after printing why. */
+   argument that is not an option is the SPEC (*spec; NULL when none), required when
+   spec_required. Returns CLI_OK, CLI_HELP, or CLI_USAGE after printing why. */
 int cli_parse_options(const char* command, int argc, char** argv, const cli_option* options,
-                      size_t noptions, const char** spec);
+                      size_t noptions, int spec_required, const char** spec);
 
 /* The exit code of a command whose parsing returned `code` (not CLI_OK): for CLI_HELP the help
    printed on stdout and 0, else code. */

@@ -73,32 +73,77 @@ void cli_outdir_close(cli_outdir* o) {
   o->lock = -1;
 }
 
+/* Opens s->part for writing, emptied, and locked for as long as it stays open: two runs
+   writing one file (two simulations into one CSV) would interleave their rows; the second is
+   refused. Prints the error and returns 0 when it cannot. */
+static int open_locked(cli_staged* s) {
+  const int fd = open(s->part, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    cli_error(
+        "%s: '%s' is being written by another mbopt run; choose another name or wait for "
+        "it to end",
+        s->option, s->part);
+    close(fd);
+    return 0;
+  }
+  if (fd < 0 || ftruncate(fd, 0) != 0 || !(s->f = fdopen(fd, "w"))) {
+    cli_error("%s: cannot write '%s': %s", s->option, s->part, strerror(errno));
+    if (fd >= 0) close(fd);
+    return 0;
+  }
+  return 1;
+}
+
 int cli_staged_open(cli_staged* s, const char* option, const char* path) {
   s->f = NULL;
   s->option = option;
+  s->replacing = s->keep = 0;
   if (!cli_path(s->path, option, "%s", path) || !cli_path(s->part, option, "%s.part", path))
     return 0;
-  s->f = fopen(s->part, "w");
-  if (!s->f) cli_error("%s: cannot write '%s': %s", option, s->part, strerror(errno));
-  return s->f != NULL;
+  return open_locked(s);
 }
 
+int cli_staged_open_beside(cli_staged* s, const char* option, const char* path) {
+  s->f = NULL;
+  s->option = option;
+  s->keep = 0;
+  if (!cli_path(s->path, option, "%s", path) || !cli_path(s->part, option, "%s.part.new", path) ||
+      !cli_path(s->record, option, "%s.part", path))
+    return 0;
+  s->replacing = open_locked(s);
+  return s->replacing;
+}
+
+int cli_staged_replace(cli_staged* s) {
+  if (!s->f || fflush(s->f) != 0 || fsync(fileno(s->f)) != 0 || rename(s->part, s->record) != 0) {
+    cli_error("%s: cannot write '%s': %s", s->option, s->record, strerror(errno));
+    return 0;
+  }
+  memcpy(s->part, s->record, sizeof s->part);
+  s->replacing = 0, s->keep = 1;
+  return 1;
+}
+
+/* The file is renamed or deleted before it is closed, while it is still locked: another run
+   waiting for the name finds a new file, never this one. */
 int cli_staged_commit(cli_staged* s) {
   if (!s->f) return 0;
-  int ok = fflush(s->f) == 0 && fsync(fileno(s->f)) == 0;
+  int ok = fflush(s->f) == 0 && fsync(fileno(s->f)) == 0 && rename(s->part, s->path) == 0;
+  if (ok && s->replacing) unlink(s->record);
+  if (!ok) {
+    cli_error("%s: cannot write '%s': %s", s->option, s->path, strerror(errno));
+    if (!s->keep) unlink(s->part);
+  }
   ok = fclose(s->f) == 0 && ok;
   s->f = NULL;
-  if (ok && rename(s->part, s->path) == 0) return 1;
-  cli_error("%s: cannot write '%s': %s", s->option, s->path, strerror(errno));
-  unlink(s->part);
-  return 0;
+  return ok;
 }
 
 void cli_staged_discard(cli_staged* s) {
   if (!s->f) return;
+  if (!s->keep) unlink(s->part);
   fclose(s->f);
   s->f = NULL;
-  unlink(s->part);
 }
 
 int cli_write_json(const char* dir, const char* name, const cJSON* o) {

@@ -32,15 +32,28 @@ typedef struct cli_staged {
   FILE* f;
   const char* option; /* named in errors */
   char path[CLI_PATH_MAX], part[CLI_PATH_MAX];
+  char record[CLI_PATH_MAX]; /* NAME.part, when replacing */
+  int replacing; /* written as NAME.part.new, to replace a record NAME.part (cli_staged_replace) */
+  int keep;      /* NAME.part holds a record to keep when the file is discarded */
 } cli_staged;
 
 /* Opens PATH.part for writing; prints the error (naming `option`) and returns 0 when it cannot. */
 int cli_staged_open(cli_staged* s, const char* option, const char* path);
 
-/* Flushes, syncs and renames the file into place; returns 0 (error printed) on failure. */
+/* For a run that continues from PATH.part, the record an earlier run left: opens PATH.part.new,
+   so that the record stays whole until cli_staged_replace puts the new file, which holds all
+   of it by then, in its place. Returns 0 (error printed) when it cannot. */
+int cli_staged_open_beside(cli_staged* s, const char* option, const char* path);
+
+/* Renames PATH.part.new to PATH.part, which from then on is kept if the file is discarded: it
+   is the record of the run. Returns 0 (error printed) on failure. */
+int cli_staged_replace(cli_staged* s);
+
+/* Flushes, syncs and renames the file into place (a record it was to replace is deleted);
+   returns 0 (error printed) on failure. */
 int cli_staged_commit(cli_staged* s);
 
-/* Closes and deletes the staged file (no-op when not open). */
+/* Closes and deletes the staged file, unless it is a record to keep (no-op when not open). */
 void cli_staged_discard(cli_staged* s);
 
 /* Writes o as indented JSON to DIR/NAME through a staged file; returns 0 (error printed, naming

@@ -449,6 +449,12 @@ static int evaluate(mbo_optimizer* o, const double* u, int want_grad) {
   const int rc =
       o->eval(o->cache_x, want_grad, &o->cache_f, want_grad ? o->cache_df : NULL,
               ncon ? o->cache_c : NULL, want_grad && ncon ? o->cache_dc : NULL, o->eval_user);
+  /* a point whose evaluation an interruption cut short was not evaluated: neither counted nor
+     observed, so that a resumed run evaluates it again */
+  if (rc > 0 && o->interrupt) {
+    o->cache_valid = 0;
+    return stop(o, STOP_INTERRUPTED);
+  }
   o->evaluations++;
   o->gradient_evaluations += want_grad != 0;
   int failed = rc != 0 || !isfinite(o->cache_f) || !all_finite(o->cache_c, (size_t)ncon);

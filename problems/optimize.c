@@ -21,10 +21,15 @@ typedef struct bridge {
   volatile sig_atomic_t* interrupt;
   mb_opt_observer observer;
   void* user;
-  double* psi;  /* (nfunctional) */
-  double* grad; /* (nfunctional x nvar): gradients with respect to the design variables only */
+  double* psi;     /* (nfunctional) */
+  double* grad;    /* (nfunctional x nvar): gradients with respect to the design variables only */
+  double *df, *dc; /* the last evaluation's gradients, for the observer: (nvar), (ncon x nvar) */
   char last_failure[200];
-  double start;
+  double start; /* of the run; for a resumed one, as if it had never stopped */
+  /* a resumed run: the record, how much of it was replayed, and whether the evaluation the
+     observer is told about came from it */
+  const mb_opt_evaluation* done;
+  int ndone, replayed, left_record_at, live, current_replayed;
 } bridge;
 
 static double now(void) {
@@ -33,11 +38,58 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* Takes the next evaluation of a resumed run's record when it is the one asked for (the same
+   point bitwise, with gradients exactly when they are asked for): 1 then, with the outputs and
+   the return value of evaluate() in *rc. The first request the record does not hold ends the
+   replay; from there the run evaluates, its clock continuing the record's. */
+static int replay(bridge* b, const double* x, int want_grad, double* f, double* c, int* rc) {
+  const mb_optim_desc* o = &b->desc->optimization;
+  const int nv = o->nvar, nc = o->ncon;
+  b->current_replayed = 0;
+  if (b->replayed < b->ndone) {
+    const mb_opt_evaluation* r = &b->done[b->replayed];
+    if (!memcmp(r->x, x, sizeof(double) * nv) && !r->with_gradient == !want_grad) {
+      b->replayed++;
+      b->current_replayed = 1;
+      if (r->failed) {
+        snprintf(b->last_failure, sizeof b->last_failure, "evaluation %d failed in the record",
+                 r->index);
+        *rc = 1;
+        return 1;
+      }
+      *f = r->objective;
+      if (nc) memcpy(c, r->c, sizeof(double) * nc);
+      if (want_grad) {
+        memcpy(b->df, r->df, sizeof(double) * nv);
+        if (nc) memcpy(b->dc, r->dc, sizeof(double) * nc * nv);
+      }
+      *rc = 0;
+      return 1;
+    }
+    b->left_record_at = b->replayed + 1;
+    b->ndone = b->replayed;
+  }
+  if (!b->live) {
+    b->live = 1;
+    b->start = now() - (b->replayed > 0 ? b->done[b->replayed - 1].seconds : 0);
+  }
+  return 0;
+}
+
 static int evaluate(const double* x, int want_grad, double* f, double* df, double* c, double* dc,
                     void* user) {
   bridge* b = user;
   mb_desc* d = b->desc;
   const mb_optim_desc* o = &d->optimization;
+  int rc;
+  if (replay(b, x, want_grad, f, c, &rc)) {
+    if (want_grad && rc == 0) {
+      memcpy(df, b->df, sizeof(double) * o->nvar);
+      if (o->ncon) memcpy(dc, b->dc, sizeof(double) * o->ncon * o->nvar);
+    }
+    return rc;
+  }
+  /* a replay runs to the end of its record: a resumed run stopped again keeps all of it */
   if (b->interrupt && *b->interrupt) mbo_interrupt(b->opt);
   for (int v = 0; v < o->nvar; v++) mb_desc_set_param(d, o->var[v].param, x[v]);
 
@@ -67,9 +119,10 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
   for (int k = 0; k < o->ncon; k++) c[k] = b->psi[o->con[k].functional];
   if (want_grad) {
     for (int v = 0; v < nv; v++) {
-      df[v] = b->grad[(size_t)o->objective * nv + v];
+      df[v] = b->df[v] = b->grad[(size_t)o->objective * nv + v];
       for (int k = 0; k < o->ncon; k++)
-        dc[(size_t)k * nv + v] = b->grad[(size_t)o->con[k].functional * nv + v];
+        dc[(size_t)k * nv + v] = b->dc[(size_t)k * nv + v] =
+            b->grad[(size_t)o->con[k].functional * nv + v];
     }
   }
   return 0;
@@ -78,11 +131,23 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
 static void observe(int evaluation, const double* x, double f, const double* c, int with_gradient,
                     int failed, void* user) {
   bridge* b = user;
-  if (b->interrupt && *b->interrupt) mbo_interrupt(b->opt);
+  if (b->interrupt && *b->interrupt && b->replayed == b->ndone) mbo_interrupt(b->opt);
   if (!b->observer) return;
   const mb_optim_desc* o = &b->desc->optimization;
-  mb_opt_evaluation e = {evaluation,    o->nvar, o->ncon,         x, f, c,
-                         with_gradient, failed,  now() - b->start};
+  const int gradients = with_gradient && !failed;
+  mb_opt_evaluation e = {
+      .index = evaluation,
+      .nvar = o->nvar,
+      .ncon = o->ncon,
+      .x = x,
+      .objective = f,
+      .c = c,
+      .with_gradient = with_gradient,
+      .failed = failed,
+      .seconds = b->current_replayed ? b->done[b->replayed - 1].seconds : now() - b->start,
+      .df = gradients ? b->df : NULL,
+      .dc = gradients && o->ncon ? b->dc : NULL,
+      .replayed = b->current_replayed};
   b->observer(&e, b->user);
 }
 
@@ -147,6 +212,13 @@ mb_status mb_optimize_check(const mb_desc* desc, const char* algorithm, mb_error
 mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer observer, void* user,
                       volatile sig_atomic_t* interrupt, double* x, mb_opt_result* result,
                       mb_error* err) {
+  return mb_optimize_resume(desc, algorithm, NULL, 0, observer, user, interrupt, x, result, err);
+}
+
+mb_status mb_optimize_resume(mb_desc* desc, const char* algorithm, const mb_opt_evaluation* done,
+                             int ndone, mb_opt_observer observer, void* user,
+                             volatile sig_atomic_t* interrupt, double* x, mb_opt_result* result,
+                             mb_error* err) {
   const mb_optim_desc* o = &desc->optimization;
   mb_error local;
   if (!err) err = &local;
@@ -159,8 +231,10 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
   snprintf(result->algorithm, sizeof result->algorithm, "%s", algorithm);
   b.desc = desc, b.method = (mb_method)desc->sensitivity, b.interrupt = interrupt;
   b.observer = observer, b.user = user, b.start = now();
-  const int nv = o->nvar;
-  double* buf = calloc((size_t)desc->nfunctional * (nv + 1) + (size_t)nv + 8, sizeof(double));
+  b.done = done, b.ndone = done ? ndone : 0;
+  const int nv = o->nvar, nc = o->ncon;
+  double* buf =
+      calloc((size_t)desc->nfunctional * (nv + 1) + (size_t)nv * (nc + 2) + 8, sizeof(double));
   int* design_param = calloc((size_t)nv + 1, sizeof(int));
   mb_status st = MB_ERR_MEMORY;
   if (!buf || !design_param) {
@@ -170,6 +244,8 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
   b.psi = buf;
   b.grad = buf + desc->nfunctional;
   double* x0 = b.grad + (size_t)desc->nfunctional * nv;
+  b.df = x0 + nv;
+  b.dc = b.df + nv;
   for (int v = 0; v < nv; v++) {
     x0[v] = desc->param_value[o->var[v].param];
     design_param[v] = o->var[v].param;
@@ -202,6 +278,7 @@ mb_status mb_optimize(mb_desc* desc, const char* algorithm, mb_opt_observer obse
   result->evaluations = r.evaluations, result->gradient_evaluations = r.gradient_evaluations;
   result->iterations = r.iterations, result->failed_evaluations = r.failed_evaluations;
   result->seconds = r.seconds;
+  result->replayed = b.replayed, result->left_record_at = b.left_record_at;
   if (r.gradient_evaluations > 0)
     snprintf(result->sensitivity_method, sizeof result->sensitivity_method, "%s",
              mb_method_name(b.method));

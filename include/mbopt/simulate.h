@@ -7,6 +7,10 @@
 /* Called after the initial assembly and at every output time; a non-zero return stops the run. */
 typedef int (*mb_observer)(const mb_model* m, const mb_data* d, void* user);
 
+/* The most coordinates mb_assemble takes: its least-squares solves and singular value
+   decompositions are dense, their time growing as the cube of the size. */
+#define MB_MAX_ASSEMBLY_COORDINATES 4000
+
 /* Solves the initial positions (constraints plus prescribed coordinates, as close as possible to
    the approximate pose of the description), velocities and accelerations at t = 0. Returns
    MB_ERR_ASSEMBLY or MB_ERR_SINGULAR with a message naming the offending entries. */

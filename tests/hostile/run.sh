@@ -153,6 +153,37 @@ many_markers() {
 case_many_markers_linear() { many_markers 0 && expect 0 'status +completed' "$mbopt" simulate m.json; }
 case_many_markers_duplicate() { many_markers 1 && expect 3 'm.json: bodies\[0\].markers.m77: duplicate key' "$mbopt" simulate m.json; }
 
+# ---- numbers and sizes in the model
+# edit PATTERN: the five-bar springs with one sed substitution, as m.json
+edit() { sed -E "$1" "$springs" >m.json; grep -q "$2" m.json || fail "the edit did not apply"; }
+case_model_step_negative() { edit 's/"step": *0.01/"step": -1/' '"step": -1' && expect 3 'm.json: simulation.step: must be > 0 \(got -1\)' "$mbopt" simulate m.json; }
+case_model_t_end_zero() { edit 's/"t_end": *5/"t_end": 0/' '"t_end": 0' && expect 3 'm.json: simulation.t_end: must be > 0 \(got 0\)' "$mbopt" simulate m.json; }
+case_model_penalty_negative() { edit 's/"penalty": *[0-9.]+/"penalty": -5/' '"penalty": -5' && expect 3 'm.json: simulation.penalty: must be > 0 \(got -5\)' "$mbopt" simulate m.json; }
+case_model_maxeval_huge() { edit 's/"maxeval": *60/"maxeval": 1e12/' '1e12' && expect 3 'm.json: optimization.maxeval: must be an integer \(got 1e\+12\)' "$mbopt" optimize m.json --out o; }
+case_model_mass_overflow() { sed '0,/"mass": 1.5/s//"mass": 1e400/' "$fivebar" >m.json && expect 3 'm.json: bodies\[1\].mass: not a finite number' "$mbopt" simulate m.json; }
+case_model_bounds_reversed() {
+  tr -d '\n' <"$springs" | sed -E 's/"Ls1": *\{ *"lower": *1, *"upper": *4/"Ls1": {"lower": 4, "upper": 1/' >m.json
+  expect 3 'm.json: optimization.parameters.Ls1.upper: must be greater than lower \(got 1 <= 4\)' "$mbopt" optimize m.json --out o
+  [ ! -e o ] || fail "the output folder was created"
+}
+case_model_start_outside_bounds() {
+  tr -d '\n' <"$springs" | sed -E 's/"Ls1": *\{ *"lower": *1,/"Ls1": {"lower": 3,/' >m.json
+  expect 3 'm.json: optimization.parameters.Ls1: initial value 2.23607 of "Ls1" is outside \[3, 4\]' "$mbopt" optimize m.json --out o
+}
+case_free_bodies_limit() {
+  awk 'BEGIN { printf "{\"name\": \"free\", \"dimension\": 3, \"bodies\": ["
+    for (i = 0; i < 1000; i++) printf "%s{\"name\": \"b%d\", \"mass\": 1, \"inertia\": [1, 1, 1], \"position\": [%d, 0, 0]}", i ? ", " : "", i, i
+    printf "], \"simulation\": {\"t_end\": 0.01, \"step\": 0.001}}\n" }' >m.json
+  expect 3 'm.json: initial assembly: the model has 12000 coordinates, more than the 4000 the assembly takes' "$mbopt" simulate m.json
+}
+case_byte_order_mark() { { printf '\xef\xbb\xbf'; cat "$fivebar"; } >m.json && expect 0 'status +completed' "$mbopt" simulate m.json --t-end 0.01; }
+
+# ---- paths
+case_symlink_loop() { ln -s loop1 loop2 && ln -s loop2 loop1 && expect 3 'loop1: cannot open the file \(Too many levels of symbolic links\)' "$mbopt" simulate loop1; }
+case_csv_missing_folder() { expect 3 "--csv: cannot write 'nodir/x.csv.part': No such file or directory" "$mbopt" simulate "$fivebar" --csv nodir/x.csv; }
+case_parameters_not_json() { echo '{' >p.json && expect 3 "--parameters: 'p.json' is neither an optimisation's summary.json" "$mbopt" simulate "$fivebar" --parameters p.json; }
+case_out_with_equals() { expect 0 'wrote a=b/summary.json' "$mbopt" optimize "$springs" --out=a=b --maxeval 2 --quiet; }
+
 # ---- parameters set on the command line meet the model's rules
 case_set_mass_zero() { expect 2 '--set: parameter "m_A1" = 0: bodies\[0\].mass must be > 0' "$mbopt" simulate "$fivebar" --set m_A1=0; }
 case_set_mass_negative() { expect 2 '"m_A1" = -1: bodies\[0\].mass must be > 0' "$mbopt" simulate "$fivebar" --set m_A1=-1; }
@@ -197,6 +228,16 @@ case_concurrent_optimize() {
   well_formed_csv o/history.csv
 }
 
+case_concurrent_csv() {
+  "$mbopt" simulate "$fivebar" --t-end 400 --csv c.csv --quiet >/dev/null &
+  local pid=$! waited=0
+  until [ -e c.csv.part ] || [ $waited -ge 500 ]; do sleep 0.01; waited=$((waited + 1)); done
+  expect 3 "--csv: 'c.csv.part' is being written by another mbopt run" "$mbopt" simulate "$fivebar" --t-end 0.1 --csv c.csv
+  kill -TERM $pid
+  wait $pid
+  well_formed_csv c.csv
+}
+
 # ---- signals: complete files and 128 + signal
 signal_optimize() {
   local sig=$1 code=$2
@@ -226,6 +267,145 @@ case_gradient_sigint() {
   local got=$?
   [ $got -eq 130 ] || fail "exit $got, expected 130"
   grep -Eq '^mbopt: error: .*interrupted at t = [0-9.]+$' err.txt || fail "$(cat err.txt)"
+}
+
+# ---- resuming: a run stopped at any moment, even by SIGKILL, continues to the same optimum
+# the five-bar springs with a finer step, so that a run lasts long enough to be stopped anywhere
+slow_springs() { sed 's/"step": *0.01/"step": 0.0005/' "$springs" >s.json; }
+# the design variables of a summary, one per line
+summary_x() { tr -d '\n\t ' <"$1" | sed -E 's/.*"x":\[([^]]*)\].*/\1/' | tr , '\n'; }
+# same_optimum A B: two summaries end at the same point (1e-9 relative) with psi1 < 1e-20
+same_optimum() {
+  paste <(summary_x "$1") <(summary_x "$2") |
+    awk '{ d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1; if (d > 1e-9 * s) bad = 1 }
+         END { exit bad + (NR != 2) }' || fail "optima differ: $(summary_x "$1" | tr '\n' ' ') / $(summary_x "$2" | tr '\n' ' ')"
+  tr -d '\n\t ' <"$2" | grep -Eq '"objective":[0-9.]+e-([2-9][0-9]|[1-9][0-9][0-9])' ||
+    fail "objective not below 1e-20: $(grep objective "$2")"
+}
+# stop_at_random SIG DIR [MS]: starts a run into DIR and sends SIG at a random moment within MS
+# milliseconds (default 400) after its first evaluation
+stop_at_random() {
+  local sig=$1 dir=$2 most=${3:-400}
+  "$mbopt" optimize s.json --out "$dir" --quiet >/dev/null 2>&1 &
+  local pid=$! waited=0
+  until [ "$(cat "$dir"/history.csv.part 2>/dev/null | wc -l)" -ge 2 ] || [ $waited -ge 600 ]; do
+    sleep 0.01
+    waited=$((waited + 1))
+  done
+  sleep "0.$(printf '%03d' $((RANDOM % (most + 1))))"
+  kill -"$sig" $pid 2>/dev/null
+  wait $pid
+}
+# the history left by a stopped run: whole rows under one header
+history_left() { [ -e "$1/history.csv.part" ] && echo "$1/history.csv.part" || echo "$1/history.csv"; }
+resume_after() {
+  local sig=$1
+  slow_springs
+  "$mbopt" optimize s.json --out full --quiet >/dev/null || fail "uninterrupted run failed"
+  for trial in 1 2 3; do
+    stop_at_random "$sig" "r$trial"
+    well_formed_csv "$(history_left "r$trial")"
+    "$mbopt" optimize --resume "r$trial" --quiet >out.txt 2>err.txt || fail "resume $trial: $(cat err.txt)"
+    grep -q 'evaluations replayed from the history' out.txt || fail "no replay: $(cat out.txt)"
+    ls "r$trial"/*.part* 2>/dev/null && fail "staged files left after resume $trial"
+    well_formed_csv "r$trial/history.csv"
+    same_optimum full/summary.json "r$trial/summary.json"
+  done
+  return 0
+}
+case_resume_after_sigkill() { resume_after KILL; }
+case_resume_after_sigterm() { resume_after TERM; }
+case_resume_after_sigint() { resume_after INT; }
+case_resume_killed_twice() {
+  slow_springs
+  "$mbopt" optimize s.json --out full --quiet >/dev/null || fail "uninterrupted run failed"
+  stop_at_random KILL r 0
+  # the resumed run killed too, once it has evaluated beyond the record
+  local rows
+  rows=$(wc -l <r/history.csv.part)
+  "$mbopt" optimize --resume r --quiet >/dev/null 2>&1 &
+  local pid=$! waited=0
+  until [ "$(wc -l <r/history.csv.part)" -gt "$rows" ] || [ $waited -ge 600 ]; do
+    sleep 0.01
+    waited=$((waited + 1))
+  done
+  kill -KILL $pid 2>/dev/null
+  wait $pid
+  well_formed_csv r/history.csv.part
+  [ "$(wc -l <r/history.csv.part)" -ge "$rows" ] || fail "the record lost rows"
+  "$mbopt" optimize --resume r --quiet >/dev/null 2>err.txt || fail "second resume: $(cat err.txt)"
+  same_optimum full/summary.json r/summary.json
+}
+case_resume_more_evaluations() {
+  "$mbopt" optimize "$springs" --out full --quiet >/dev/null || fail "uninterrupted run failed"
+  expect 0 'max_evaluations' "$mbopt" optimize "$springs" --out r --maxeval 4 --quiet
+  expect 0 '4 evaluations replayed' "$mbopt" optimize --resume r --maxeval 60 --quiet
+  same_optimum full/summary.json r/summary.json
+  [ "$(tail -1 full/history.csv | cut -d, -f1)" = "$(tail -1 r/history.csv | cut -d, -f1)" ] ||
+    fail "the evaluation count did not continue"
+}
+case_resume_partial_row() {
+  "$mbopt" optimize "$springs" --out full --quiet >/dev/null || fail "uninterrupted run failed"
+  "$mbopt" optimize "$springs" --out r --maxeval 5 --quiet >/dev/null || fail "first run failed"
+  # as a kill leaves it: the history still staged, its last row cut short
+  mv r/summary.json r/summary.json.part
+  head -c -20 r/history.csv >r/history.csv.part && rm r/history.csv
+  expect 0 '4 evaluations replayed' "$mbopt" optimize --resume r --maxeval 60 --quiet
+  same_optimum full/summary.json r/summary.json
+}
+case_resume_refuses_fresh_run() {
+  slow_springs
+  stop_at_random KILL r 0
+  cp r/history.csv.part before.csv
+  expect 3 "--out: 'r' holds the history of a run that stopped without finishing" "$mbopt" optimize s.json --out r
+  cmp -s before.csv r/history.csv.part || fail "the record was changed"
+}
+case_resume_spec_changed() {
+  slow_springs
+  "$mbopt" optimize s.json --out r --maxeval 2 --quiet >/dev/null || fail "first run failed"
+  echo ' ' >>s.json
+  expect 3 "--resume: the run's spec '.*/s.json' changed since the run began" "$mbopt" optimize --resume r
+}
+case_resume_nothing() { mkdir -p r && expect 3 "--resume: 'r' holds no run to resume" "$mbopt" optimize --resume r; }
+case_resume_with_spec() { expect 2 '--resume: continues the run in .r. with its own spec, algorithm and folder; give no SPEC' "$mbopt" optimize "$springs" --resume r; }
+case_resume_with_algorithm() { expect 2 'give no --algorithm' "$mbopt" optimize --resume r --algorithm mma; }
+case_resume_corrupt_row() {
+  "$mbopt" optimize "$springs" --out r --maxeval 4 --quiet >/dev/null || fail "first run failed"
+  sed -i '4s/,1,0,/,1,7,/' r/history.csv
+  cp r/history.csv before.csv
+  expect 3 'r/history.csv: line 4: evaluation 3, gradient 1, failed 7: expected evaluation 3 and 0 or 1' "$mbopt" optimize --resume r
+  cmp -s before.csv r/history.csv || fail "the history was changed"
+}
+case_resume_other_header() {
+  "$mbopt" optimize "$springs" --out r --maxeval 2 --quiet >/dev/null || fail "first run failed"
+  sed -i '1s/Ls1/Lx1/' r/history.csv
+  expect 3 "r/history.csv: its first line is not the header of this spec's history" "$mbopt" optimize --resume r
+}
+case_compare_refuses_record() {
+  mkdir -p c/lbfgs && echo 'evaluation' >c/lbfgs/history.csv.part
+  expect 3 "'c/lbfgs' holds the history of a run that stopped without finishing" "$mbopt" compare "$springs" --out c --algorithms lbfgs
+}
+
+case_compare_sigterm() {
+  timeout --preserve-status -s TERM 2 "$mbopt" compare "$spline" --out c --algorithms lbfgs,mma --quiet >/dev/null 2>&1
+  local got=$?
+  [ $got -eq 143 ] || fail "exit $got, expected 143"
+  grep -q '"status":[[:space:]]*"interrupted"' c/comparison.json || fail "comparison not marked interrupted"
+  well_formed_csv c/lbfgs/history.csv
+  ls c/*.part c/*/*.part 2>/dev/null && fail "staged files left"
+  return 0
+}
+case_second_signal_at_once() {
+  "$mbopt" optimize "$spline" --out o --quiet >/dev/null 2>err.txt &
+  local pid=$! waited=0
+  until [ "$(cat o/history.csv.part 2>/dev/null | wc -l)" -ge 2 ] || [ $waited -ge 3000 ]; do sleep 0.01; waited=$((waited + 1)); done
+  kill -TERM $pid
+  sleep 0.7
+  kill -TERM $pid 2>/dev/null
+  wait $pid
+  local got=$?
+  [ $got -eq 143 ] || fail "exit $got, expected 143"
+  well_formed_csv "$(history_left o)"
 }
 
 declare -F "case_$name" >/dev/null || fail "no such case"
