@@ -51,30 +51,36 @@ static int parse_field(const char* text, size_t length, int empty_ok, double* ou
   return *end == 0;
 }
 
+/* fields of a row: evaluation, seconds, objective, x, c, gradient, failed, then the gradients */
+static int row_fields(int nvar, int ncon) {
+  return 5 + nvar + ncon + nvar * (1 + ncon);
+}
+
 /* Parses one row (the text up to its newline) into e, whose arrays point into `values`
    (the row's numbers, in file order); prints the error and returns 0 when it is malformed. */
 static int parse_row(const char* path, int line, const char* text, const char* end, int nvar,
                      int ncon, double* values, mb_opt_evaluation* e) {
-  const int fields = 5 + nvar + ncon + nvar * (1 + ncon), first_gradient = 5 + nvar + ncon;
+  const int fields = row_fields(nvar, ncon), first_gradient = 5 + nvar + ncon;
   int k = 0;
-  for (const char* field = text; k < fields && field <= end; k++) {
+  for (const char* field = text;; k++) {
     const char* stop = memchr(field, ',', (size_t)(end - field));
     if (!stop) stop = end;
+    if (k == fields) {
+      cli_error("%s: line %d: more than the %d fields of its header", path, line, fields);
+      return 0;
+    }
     /* gradients are empty without them; every other field is a number */
     if (!parse_field(field, (size_t)(stop - field), k >= first_gradient, &values[k])) {
       cli_error("%s: line %d, field %d: '%.*s' is not a number", path, line, k + 1,
                 (int)(stop - field < 40 ? stop - field : 40), field);
       return 0;
     }
+    if (stop == end) break;
     field = stop + 1;
-    if (stop == end && k + 1 < fields) {
-      cli_error("%s: line %d: %d fields, expected %d", path, line, k + 1, fields);
-      return 0;
-    }
-    if (stop < end && k + 1 == fields) {
-      cli_error("%s: line %d: more than the %d fields of its header", path, line, fields);
-      return 0;
-    }
+  }
+  if (k + 1 < fields) {
+    cli_error("%s: line %d: %d fields, expected %d", path, line, k + 1, fields);
+    return 0;
   }
   const double index = values[0], gradient = values[3 + nvar + ncon],
                failed = values[4 + nvar + ncon];
@@ -109,7 +115,7 @@ static int parse_row(const char* path, int line, const char* text, const char* e
 int history_read(const char* path, const mb_desc* d, history_record* r) {
   memset(r, 0, sizeof *r);
   const mb_optim_desc* o = &d->optimization;
-  const int nvar = o->nvar, ncon = o->ncon, fields = 5 + nvar + ncon + nvar * (1 + ncon);
+  const int nvar = o->nvar, ncon = o->ncon, fields = row_fields(nvar, ncon);
   char* header = NULL;
   size_t header_length = 0;
   FILE* h = open_memstream(&header, &header_length);

@@ -69,9 +69,10 @@ static int replay(bridge* b, const double* x, int want_grad, double* f, double* 
     b->left_record_at = b->replayed + 1;
     b->ndone = b->replayed;
   }
+  /* a resumed run's clock continues the record's; a fresh run's runs from its start */
   if (!b->live) {
     b->live = 1;
-    b->start = now() - (b->replayed > 0 ? b->done[b->replayed - 1].seconds : 0);
+    if (b->replayed > 0) b->start = now() - b->done[b->replayed - 1].seconds;
   }
   return 0;
 }
