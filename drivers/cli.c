@@ -53,31 +53,7 @@ int cli_exit_code(mb_status st) {
   }
 }
 
-int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
-  mb_error err;
-  mb_status st = mb_desc_load_json(path, d, &err);
-  if (st != MB_OK) {
-    cli_error("%s", err.message);
-    return cli_exit_code(st);
-  }
-  if (run && run->step > 0) d->settings.step = run->step;
-  if (run && run->t_end > 0) d->settings.t_end = run->t_end;
-  if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
-  if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
-  if (run && run->threads >= 0) d->settings.threads = run->threads;
-  /* a signal stops the run at its next time step */
-  cli_signals_install();
-  d->settings.interrupt = &cli_stop_signal;
-  if (d->settings.step > d->settings.t_end) {
-    cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
-              d->settings.t_end);
-    mb_desc_free(d);
-    return CLI_USAGE;
-  }
-  return CLI_OK;
-}
-
-static int set_named(mb_desc* d, const char* name, double value, const char* where) {
+int cli_set_named(mb_desc* d, const char* name, double value, const char* where) {
   const int k = mb_desc_param_index(d, name);
   if (k < 0) {
     cli_error("%s: the spec has no parameter \"%s\"", where, name);
@@ -92,7 +68,9 @@ static int set_named(mb_desc* d, const char* name, double value, const char* whe
   return CLI_OK;
 }
 
-int cli_set_parameter(mb_desc* d, const char* assignment) {
+/* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit
+   code. */
+static int set_parameter(mb_desc* d, const char* assignment) {
   const char* eq = strchr(assignment, '=');
   char name[MB_NAME_LEN], *end;
   if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof name) {
@@ -106,7 +84,7 @@ int cli_set_parameter(mb_desc* d, const char* assignment) {
     cli_error("--set: '%s' is not a number", eq + 1);
     return CLI_USAGE;
   }
-  return set_named(d, name, value, "--set");
+  return cli_set_named(d, name, value, "--set");
 }
 
 char* cli_read_file(const char* path, size_t* size) {
@@ -142,7 +120,10 @@ static const cJSON* best_run(const cJSON* runs) {
   return best;
 }
 
-int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
+/* Sets the parameters of d from the "parameters" and "x" of an optimisation's summary.json, or of
+   the best run of a comparison.json (option --parameters); prints why not and returns an exit
+   code. */
+static int set_parameters_from_summary(mb_desc* d, const char* path) {
   char* text = cli_read_file(path, NULL);
   if (!text) {
     cli_error("--parameters: cannot read '%s'", path);
@@ -170,11 +151,74 @@ int cli_set_parameters_from_summary(mb_desc* d, const char* path) {
       cli_error("--parameters: '%s': names must be strings and values numbers", path);
       code = CLI_BAD_INPUT;
     } else {
-      code = set_named(d, n->valuestring, v->valuedouble, path);
+      code = cli_set_named(d, n->valuestring, v->valuedouble, path);
     }
   }
   cJSON_Delete(root);
   return code;
+}
+
+int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
+  mb_error err;
+  mb_status st = mb_desc_load_json(path, d, &err);
+  if (st != MB_OK) {
+    cli_error("%s", err.message);
+    return cli_exit_code(st);
+  }
+  if (run && run->step > 0) d->settings.step = run->step;
+  if (run && run->t_end > 0) d->settings.t_end = run->t_end;
+  if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
+  if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
+  if (run && run->threads >= 0) d->settings.threads = run->threads;
+  /* a signal stops the run at its next time step */
+  cli_signals_install();
+  d->settings.interrupt = &cli_stop_signal;
+  int code = CLI_OK;
+  if (d->settings.step > d->settings.t_end) {
+    cli_error("%s: step %g is longer than the time span %g", path, d->settings.step,
+              d->settings.t_end);
+    code = CLI_USAGE;
+  }
+  if (code == CLI_OK && run && run->parameters)
+    code = set_parameters_from_summary(d, run->parameters);
+  for (int k = 0; code == CLI_OK && run && k < run->nset; k++) code = set_parameter(d, run->set[k]);
+  if (code != CLI_OK) mb_desc_free(d);
+  return code;
+}
+
+/* number nodes of o turned into raw text: the shortest of 15, 16 or 17 digits that reads back
+   exactly; NaN and infinities stay numbers, which cJSON writes as null */
+static int exact_numbers(cJSON* o) {
+  for (cJSON* c = o; c; c = c->next) {
+    if (cJSON_IsNumber(c) && isfinite(c->valuedouble)) {
+      char text[32];
+      for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, c->valuedouble);
+        if (strtod(text, NULL) == c->valuedouble) break;
+      }
+      c->valuestring = cJSON_malloc(strlen(text) + 1);
+      if (!c->valuestring) return 0;
+      strcpy(c->valuestring, text);
+      c->type = cJSON_Raw;
+    }
+    if (c->child && !exact_numbers(c->child)) return 0;
+  }
+  return 1;
+}
+
+char* cli_json_text(const cJSON* o, int formatted) {
+  cJSON* copy = cJSON_Duplicate(o, 1);
+  char* text = NULL;
+  if (copy && exact_numbers(copy))
+    text = formatted ? cJSON_Print(copy) : cJSON_PrintUnformatted(copy);
+  cJSON_Delete(copy);
+  return text;
+}
+
+void cli_print_json(const cJSON* o) {
+  char* text = cli_json_text(o, 0);
+  if (text) puts(text);
+  cJSON_free(text);
 }
 
 int cli_compile(const char* path, const mb_desc* d, mb_model** m) {
@@ -237,6 +281,10 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
   const char* options[][2] = {
       {"--step H", "integration step in s (default: the spec's simulation.step)"},
       {"--t-end T", "final time in s (default: the spec's simulation.t_end)"},
+      {"--set NAME=VALUE", "set a parameter of the spec (repeatable)"},
+      {"--parameters FILE",
+       "set the parameters from an optimisation's summary.json or the best run of a "
+       "comparison.json (before any --set)"},
       {"--linear-solver S",
        "auto, dense, sparse or klu: how the Newton and projection matrices "
        "are factorised (default: the spec's simulation.linear_solver, else "

@@ -28,34 +28,44 @@ void cli_error(const char* format, ...) __attribute__((format(printf, 1, 2)));
 int cli_path(char* buf, const char* option, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Command-line overrides of the spec's simulation settings (values <= 0 and a negative
-   linear_solver, refresh or threads keep the spec's). */
+/* Most --set options of one command line */
+#define CLI_MAX_SET 64
+
+/* Command-line overrides of the spec's simulation settings and parameters (values <= 0 and a
+   negative linear_solver, refresh or threads keep the spec's). */
 typedef struct cli_run {
   double step, t_end;
-  int linear_solver; /* mb_linear_solver */
-  int refresh;       /* simulation.tangent_refresh: 0 step, 1 iteration */
-  int threads;       /* simulation.threads: 0 chooses, 1 or 2 */
+  int linear_solver;            /* mb_linear_solver */
+  int refresh;                  /* simulation.tangent_refresh: 0 step, 1 iteration */
+  int threads;                  /* simulation.threads: 0 chooses, 1 or 2 */
+  const char* parameters;       /* --parameters: a summary.json or comparison.json, or NULL */
+  const char* set[CLI_MAX_SET]; /* --set NAME=VALUE, applied after --parameters */
+  int nset;
 } cli_run;
 #define CLI_RUN_SPEC \
-  { 0, 0, -1, -1, -1 }
+  { .linear_solver = -1, .refresh = -1, .threads = -1 }
 
-/* Loads a model description and applies the overrides of run (may be NULL); from then on
-   SIGINT, SIGTERM and SIGHUP stop its runs at their next time step (MB_INTERRUPTED). Returns an
-   exit code. */
+/* Loads a model description and applies the overrides of run (may be NULL): settings, then the
+   parameters of --parameters, then each --set; from then on SIGINT, SIGTERM and SIGHUP stop its
+   runs at their next time step (MB_INTERRUPTED). Returns an exit code. */
 int cli_load_desc(const char* path, const cli_run* run, mb_desc* d);
 
-/* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit
-   code. */
-int cli_set_parameter(mb_desc* d, const char* assignment);
-
-/* Sets the parameters of d from the "parameters" and "x" of an optimisation's summary.json, or of
-   the best run of a comparison.json (option --parameters); prints why not and returns an exit
-   code. */
-int cli_set_parameters_from_summary(mb_desc* d, const char* path);
+/* Sets the parameter called `name` to value, checked as the loader checks it; prints why not,
+   naming `where`, and returns an exit code. */
+int cli_set_named(mb_desc* d, const char* name, double value, const char* where);
 
 /* The contents of a file with a terminating zero, its length in *size (may be NULL); NULL when
    it cannot be read (errno says why). Free with free(). */
 char* cli_read_file(const char* path, size_t* size);
+
+/* o as JSON text (formatted for people, or on one line), every number written so that it reads
+   back to the same double (cJSON's printer drops the last bits); NULL when out of memory. Free
+   with cJSON_free. */
+struct cJSON;
+char* cli_json_text(const struct cJSON* o, int formatted);
+
+/* o on one line of stdout, as cli_json_text writes it */
+void cli_print_json(const struct cJSON* o);
 
 /* Compiles a description, printing the error; returns an exit code. */
 int cli_compile(const char* path, const mb_desc* d, mb_model** m);
@@ -73,6 +83,12 @@ int cli_threads_parse(const char* text);
 #define CLI_RUN_OPTIONS(run)                                                   \
   {.name = "--step", .kind = CLI_POSITIVE, .target = &(run).step},             \
       {.name = "--t-end", .kind = CLI_POSITIVE, .target = &(run).t_end},       \
+      {.name = "--set",                                                        \
+       .kind = CLI_LIST,                                                       \
+       .target = (run).set,                                                    \
+       .limit = CLI_MAX_SET,                                                   \
+       .count = &(run).nset},                                                  \
+      {.name = "--parameters", .kind = CLI_TEXT, .target = &(run).parameters}, \
       {.name = "--linear-solver",                                              \
        .kind = CLI_CHOICE,                                                     \
        .target = &(run).linear_solver,                                         \

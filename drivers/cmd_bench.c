@@ -141,9 +141,7 @@ int cmd_bench(int argc, char** argv) {
       strcat(key, "_over_simulation");
       if (kind > RUN_SIMULATION) cJSON_AddNumberToObject(o, key, seconds[kind] / seconds[0]);
     }
-    char* text = cJSON_PrintUnformatted(o);
-    if (text) puts(text);
-    cJSON_free(text);
+    cli_print_json(o);
     cJSON_Delete(o);
   } else {
     printf(

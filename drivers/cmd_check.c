@@ -160,9 +160,7 @@ int cmd_check(int argc, char** argv) {
     cJSON_AddNumberToObject(o, "tolerance", tolerance);
     cJSON_AddNumberToObject(o, "worst", worst);
     cJSON_AddBoolToObject(o, "passed", code == CLI_OK);
-    char* text = cJSON_PrintUnformatted(o);
-    if (text) puts(text);
-    cJSON_free(text);
+    cli_print_json(o);
     cJSON_Delete(o);
   } else {
     printf("worst relative difference %.2e (tolerance %.1e): %s\n", worst, tolerance,

@@ -81,9 +81,7 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
     cJSON_AddNumberToObject(o, "predicted_adjoint_seconds", info->predicted_adjoint);
   }
   cJSON_AddNumberToObject(o, "seconds", seconds);
-  char* text = cJSON_PrintUnformatted(o);
-  if (text) puts(text);
-  cJSON_free(text);
+  cli_print_json(o);
   cJSON_Delete(o);
 }
 

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "history.h"
+#include "mbopt/optim.h"
 #include "mbopt/optimize.h"
 #include "outdir.h"
 
@@ -36,16 +37,26 @@ static void optimize_help(FILE* out) {
           "and the run continues from the first evaluation the history does not hold.\n\n"
           "Usage: mbopt optimize --resume DIR [--maxeval N] [--quiet]\n\n"
           "Options:\n"
-          "  --algorithm A   lbfgs, slsqp, mma, ccsaq, tnewton (gradient-based), bobyqa,\n"
-          "                  cobyla, neldermead, sbplx (gradient-free); default: the spec's\n"
-          "  --out DIR       output folder (default out/optimize-<spec name>)\n"
-          "  --maxeval N     most evaluations, those of the record included (default: the\n"
-          "                  spec's, or the resumed run's)\n"
-          "  --resume DIR    continue the run whose files are in DIR (no SPEC, --algorithm\n"
-          "                  or --out: the run's own)\n"
-          "  --quiet         no progress lines\n"
-          "  -h, --help      show this help\n");
+          "  --algorithm A         lbfgs, slsqp, mma, ccsaq, tnewton (gradient-based),\n"
+          "                        bobyqa, cobyla, neldermead, sbplx (gradient-free); default:\n"
+          "                        the spec's\n"
+          "  --out DIR             output folder (default out/optimize-<spec name>)\n"
+          "  --maxeval N           most evaluations, those of the record included (default:\n"
+          "                        the spec's, or the resumed run's)\n"
+          "  --resume DIR          continue the run whose files are in DIR (no SPEC,\n"
+          "                        --algorithm, --out or the options below: the run's own)\n");
+  cli_run_options_help(out, 24, CLI_REFRESH_DEFAULT, 1);
+  fprintf(out,
+          "  --quiet               no progress lines\n"
+          "  -h, --help            show this help\n"
+          "The start is the design variables' values in the spec, after --parameters and --set.\n");
 }
+
+/* compare's algorithms unless --algorithms names them: for bounds only, for inequality
+   constraints, and for equality constraints */
+#define DEFAULT_ALGORITHMS "lbfgs,slsqp,mma,bobyqa"
+#define DEFAULT_CONSTRAINED "slsqp,mma,ccsaq,cobyla"
+#define DEFAULT_EQUALITY "slsqp,cobyla"
 
 static void compare_help(FILE* out) {
   fprintf(out,
@@ -55,11 +66,18 @@ static void compare_help(FILE* out) {
           "Writes DIR/comparison.json, DIR/<algorithm>/history.csv and summary.json, and the\n"
           "convergence plot DIR/convergence.svg (best objective against evaluations; gnuplot).\n\n"
           "Options:\n"
-          "  --algorithms A,B,C  algorithms to compare (default lbfgs,slsqp,mma,bobyqa)\n"
-          "  --out DIR           output folder (default out/compare-<spec name>)\n"
-          "  --maxeval N         most evaluations per algorithm (default: the spec's)\n"
-          "  --quiet             no progress lines\n"
-          "  -h, --help          show this help\n");
+          "  --algorithms A,B,C    algorithms to compare (default " DEFAULT_ALGORITHMS
+          ",\n"
+          "                        or " DEFAULT_CONSTRAINED
+          " when the spec has constraints,\n"
+          "                        " DEFAULT_EQUALITY
+          " with an equality among them)\n"
+          "  --out DIR             output folder (default out/compare-<spec name>)\n"
+          "  --maxeval N           most evaluations per algorithm (default: the spec's)\n");
+  cli_run_options_help(out, 24, CLI_REFRESH_DEFAULT, 1);
+  fprintf(out,
+          "  --quiet               no progress lines\n"
+          "  -h, --help            show this help\n");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -130,14 +148,46 @@ static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_resul
   return s;
 }
 
-/* Loads the spec at `path` and checks that it can be optimised with `algorithm` (NULL: the
-   spec's), touching no file; prints the error and returns an exit code. */
-static int load_checked(const char* path, const char* algorithm, long maxeval, mb_desc* d) {
-  int code = cli_load_desc(path, NULL, d);
+/* An algorithm the command line names (after `option`, "--algorithm" or "--algorithms") that
+   does not exist: prints why, with the nearest name, and returns 0. */
+static int known_algorithm(const char* option, const char* name) {
+  if (mbo_algorithm_parse(name) >= 0) return 1;
+  char known[256] = "";
+  const char* nearest = NULL;
+  size_t best = 3; /* farther than two edits is no suggestion */
+  for (int a = 0; strcmp(mbo_algorithm_name((mbo_algorithm)a), "?"); a++) {
+    const char* candidate = mbo_algorithm_name((mbo_algorithm)a);
+    const size_t len = strlen(known);
+    snprintf(known + len, sizeof known - len, "%s%s", a ? ", " : "", candidate);
+    const size_t d = cli_edit_distance(name, candidate);
+    if (d < best) best = d, nearest = candidate;
+  }
+  if (nearest)
+    cli_error("%s: unknown algorithm '%s' (did you mean %s? known: %s)", option, name, nearest,
+              known);
+  else
+    cli_error("%s: unknown algorithm '%s' (known: %s)", option, name, known);
+  return 0;
+}
+
+/* Loads the spec at `path` with the overrides of run and checks that it can be optimised with
+   `algorithm` (NULL: the spec's), touching no file. An algorithm given on the command line
+   (after `option`; NULL when the algorithm is the spec's or a record's) that cannot run this
+   spec is a command-line error naming the option. Prints the error and returns an exit code. */
+static int load_checked(const char* path, const cli_run* run, const char* option,
+                        const char* algorithm, long maxeval, mb_desc* d) {
+  if (option && algorithm && !known_algorithm(option, algorithm)) return CLI_USAGE;
+  int code = cli_load_desc(path, run, d);
   if (code != CLI_OK) return code;
   if (maxeval > 0) d->optimization.maxeval = (int)maxeval;
   mb_error err;
-  mb_status st = mb_optimize_check(d, algorithm, &err);
+  /* cobyla takes every kind of constraint: what fails with it is the spec's fault */
+  mb_status st = mb_optimize_check(d, option && algorithm ? "cobyla" : algorithm, &err);
+  if (st == MB_OK && option && algorithm && mb_optimize_check(d, algorithm, &err) != MB_OK) {
+    cli_error("%s: %s cannot run %s: %s", option, algorithm, path, err.message);
+    mb_desc_free(d);
+    return CLI_USAGE;
+  }
   if (st == MB_OK) return CLI_OK;
   cli_error("%s: %s", path, err.message);
   mb_desc_free(d);
@@ -158,8 +208,9 @@ static int file_hash(const char* path, char out[17]) {
 }
 
 /* What a resumed run needs to start again as this one did: the spec (absolute path and hash),
-   the algorithm and the evaluation budget. NULL, the error printed, when the spec cannot be
-   read again. */
+   the algorithm, the evaluation budget, the simulation settings as the command line left them
+   ("run") and every parameter's value at the start ("start", after --parameters and --set).
+   NULL, the error printed, when the spec cannot be read again. */
 static cJSON* run_settings(const char* path, const char* algorithm, const mb_desc* d) {
   char absolute[PATH_MAX], hash[17];
   if (!realpath(path, absolute) || !file_hash(absolute, hash)) {
@@ -171,6 +222,17 @@ static cJSON* run_settings(const char* path, const char* algorithm, const mb_des
   cJSON_AddStringToObject(s, "spec_hash", hash);
   cJSON_AddStringToObject(s, "algorithm", algorithm ? algorithm : d->optimization.algorithm);
   cJSON_AddNumberToObject(s, "maxeval", d->optimization.maxeval);
+  const mb_settings* set = &d->settings;
+  cJSON* run = cJSON_AddObjectToObject(s, "run");
+  cJSON_AddNumberToObject(run, "step", set->step);
+  cJSON_AddNumberToObject(run, "t_end", set->t_end);
+  cJSON_AddStringToObject(run, "linear_solver", mb_linear_solver_name(set->linear_solver));
+  cJSON_AddStringToObject(run, "tangent_refresh",
+                          set->refresh_each_iteration ? "iteration" : "step");
+  cJSON_AddNumberToObject(run, "threads", set->threads);
+  cJSON* start = cJSON_AddObjectToObject(s, "start");
+  for (int p = 0; p < d->nparam; p++)
+    cJSON_AddNumberToObject(start, d->param_name[p], d->param_value[p]);
   return s;
 }
 
@@ -266,10 +328,47 @@ done:
   return code;
 }
 
+/* The simulation settings a run recorded ("run" of its settings) into run; a record from before
+   they were kept has none and ran with the spec's. Returns 0 when "run" is malformed. */
+static int recorded_run(const cJSON* settings, cli_run* run) {
+  const cJSON* r = cJSON_GetObjectItemCaseSensitive(settings, "run");
+  if (!r) return 1;
+  const cJSON* step = cJSON_GetObjectItemCaseSensitive(r, "step");
+  const cJSON* t_end = cJSON_GetObjectItemCaseSensitive(r, "t_end");
+  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(r, "linear_solver");
+  const cJSON* refresh = cJSON_GetObjectItemCaseSensitive(r, "tangent_refresh");
+  const cJSON* threads = cJSON_GetObjectItemCaseSensitive(r, "threads");
+  if (!cJSON_IsNumber(step) || !cJSON_IsNumber(t_end) || !cJSON_IsString(solver) ||
+      !cJSON_IsString(refresh) || !cJSON_IsNumber(threads))
+    return 0;
+  run->step = step->valuedouble, run->t_end = t_end->valuedouble;
+  run->linear_solver = mb_linear_solver_parse(solver->valuestring);
+  run->refresh = mb_tangent_refresh_parse(refresh->valuestring);
+  run->threads = threads->valuedouble >= 0 && threads->valuedouble <= 2 ? threads->valueint : -1;
+  return isfinite(run->step) && run->step > 0 && isfinite(run->t_end) && run->t_end > 0 &&
+         run->linear_solver >= 0 && run->refresh >= 0 && run->threads >= 0;
+}
+
+/* Every parameter's value at a run's start as it recorded them ("start" of its settings), set
+   in d; prints why not and returns an exit code. */
+static int set_recorded_start(const cJSON* settings, mb_desc* d) {
+  const cJSON* start = cJSON_GetObjectItemCaseSensitive(settings, "start");
+  int code = CLI_OK;
+  for (const cJSON* p = start ? start->child : NULL; p && code == CLI_OK; p = p->next) {
+    if (!cJSON_IsNumber(p) || !p->string) {
+      cli_error("--resume: the recorded start value of \"%s\" is not a number",
+                p->string ? p->string : "?");
+      return CLI_BAD_INPUT;
+    }
+    code = cli_set_named(d, p->string, p->valuedouble, "--resume");
+  }
+  return code == CLI_OK ? CLI_OK : CLI_BAD_INPUT;
+}
+
 /* The settings a run recorded in dir (summary.json.part while it ran or after it was killed,
-   else summary.json): its spec, loaded and checked as load_checked does into d, its algorithm
-   (into algorithm) and its budget unless maxeval > 0. Prints the error and returns an exit
-   code. */
+   else summary.json): its spec, loaded with its simulation settings and start values and
+   checked as load_checked does into d, its algorithm (into algorithm) and its budget unless
+   maxeval > 0. Prints the error and returns an exit code. */
 static int load_recorded(const char* dir, long maxeval, mb_desc* d, char spec[PATH_MAX],
                          char algorithm[32]) {
   char path[CLI_PATH_MAX];
@@ -290,11 +389,17 @@ static int load_recorded(const char* dir, long maxeval, mb_desc* d, char spec[PA
   const cJSON* budget = cJSON_GetObjectItemCaseSensitive(settings, "maxeval");
   int code = CLI_BAD_INPUT;
   char now[17] = "";
+  cli_run run = CLI_RUN_SPEC;
   if (!cJSON_IsString(file) || !cJSON_IsString(hash) || !cJSON_IsString(alg) ||
       !cJSON_IsNumber(budget) || strlen(file->valuestring) >= PATH_MAX ||
       strlen(alg->valuestring) >= 32 || !(budget->valuedouble >= 1) ||
       budget->valuedouble > INT_MAX) {
     cli_error("--resume: %s: no valid \"settings\" (spec, spec_hash, algorithm, maxeval)", path);
+  } else if (!recorded_run(settings, &run)) {
+    cli_error(
+        "--resume: %s: settings.run must hold step and t_end (> 0), linear_solver, "
+        "tangent_refresh and threads as mbopt writes them",
+        path);
   } else if (!file_hash(file->valuestring, now)) {
     cli_error("--resume: the run's spec '%s' cannot be read: %s", file->valuestring,
               strerror(errno));
@@ -306,7 +411,9 @@ static int load_recorded(const char* dir, long maxeval, mb_desc* d, char spec[PA
   } else {
     snprintf(spec, PATH_MAX, "%s", file->valuestring);
     snprintf(algorithm, 32, "%s", alg->valuestring);
-    code = load_checked(spec, algorithm, maxeval > 0 ? maxeval : (long)budget->valuedouble, d);
+    code = load_checked(spec, &run, NULL, algorithm,
+                        maxeval > 0 ? maxeval : (long)budget->valuedouble, d);
+    if (code == CLI_OK && (code = set_recorded_start(settings, d)) != CLI_OK) mb_desc_free(d);
   }
   cJSON_Delete(root);
   return code;
@@ -340,19 +447,34 @@ typedef struct opt_args {
   const char* resume; /* optimize only */
   long maxeval;
   int quiet;
+  cli_run run;
 } opt_args;
+
+/* The first run option given on the command line (a resumed run takes its own), or NULL */
+static const char* run_option_given(const cli_run* r) {
+  return r->step > 0             ? "--step"
+         : r->t_end > 0          ? "--t-end"
+         : r->nset > 0           ? "--set"
+         : r->parameters         ? "--parameters"
+         : r->linear_solver >= 0 ? "--linear-solver"
+         : r->refresh >= 0       ? "--tangent-refresh"
+         : r->threads >= 0       ? "--threads"
+                                 : NULL;
+}
 
 /* options of optimize (algorithms_key "--algorithm") and compare ("--algorithms") */
 static int parse_args(const char* command, int argc, char** argv, const char* algorithms_key,
                       opt_args* a) {
-  memset(a, 0, sizeof *a);
+  *a = (opt_args){.run = CLI_RUN_SPEC};
   const cli_option options[] = {
       {.name = algorithms_key, .kind = CLI_TEXT, .target = &a->algorithms},
       {.name = "--out", .kind = CLI_TEXT, .target = &a->out},
       {.name = "--maxeval", .kind = CLI_COUNT, .target = &a->maxeval, .limit = INT_MAX},
       {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1},
+      CLI_RUN_OPTIONS(a->run),
+      CLI_THREADS_OPTION(a->run),
       {.name = "--resume", .kind = CLI_TEXT, .target = &a->resume}};
-  /* --resume DIR takes the place of SPEC, for optimize only */
+  /* --resume DIR takes the place of SPEC, for optimize only (the table's last entry) */
   const int resumable = !strcmp(command, "optimize");
   const size_t count = sizeof options / sizeof *options - !resumable;
   int code = cli_parse_options(command, argc, argv, options, count, !resumable, &a->spec);
@@ -363,14 +485,15 @@ static int parse_args(const char* command, int argc, char** argv, const char* al
         "optimize --resume DIR; see 'mbopt optimize --help')");
     return CLI_USAGE;
   }
-  if (a->resume && (a->spec || a->algorithms || a->out)) {
+  const char* own = a->spec         ? "SPEC"
+                    : a->algorithms ? "--algorithm"
+                    : a->out        ? "--out"
+                                    : run_option_given(&a->run);
+  if (a->resume && own) {
     cli_error(
-        "--resume: continues the run in '%s' with its own spec, algorithm and folder; "
-        "give no %s",
-        a->resume,
-        a->spec         ? "SPEC"
-        : a->algorithms ? "--algorithm"
-                        : "--out");
+        "--resume: continues the run in '%s' with its own spec, algorithm, folder, "
+        "simulation settings and start; give no %s",
+        a->resume, own);
     return CLI_USAGE;
   }
   return CLI_OK;
@@ -407,7 +530,7 @@ int cmd_optimize(int argc, char** argv) {
     code = load_recorded(a.resume, a.maxeval, &d, spec, algorithm);
     a.spec = spec, a.algorithms = algorithm;
   } else {
-    code = load_checked(a.spec, a.algorithms, a.maxeval, &d);
+    code = load_checked(a.spec, &a.run, "--algorithm", a.algorithms, a.maxeval, &d);
   }
   if (code != CLI_OK) return code;
   cli_outdir out;
@@ -497,30 +620,48 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
   }
 }
 
+/* compare's algorithms for a spec's constraints when --algorithms names none */
+static const char* default_algorithms(const mb_optim_desc* o) {
+  if (o->ncon == 0) return DEFAULT_ALGORITHMS;
+  for (int k = 0; k < o->ncon; k++)
+    if (o->con[k].lower == o->con[k].upper) return DEFAULT_EQUALITY;
+  return DEFAULT_CONSTRAINED;
+}
+
 int cmd_compare(int argc, char** argv) {
   opt_args a;
   int code = parse_args("compare", argc, argv, "--algorithms", &a);
   if (code != CLI_OK) return cli_parse_exit(code, compare_help);
-  const char* list = a.algorithms ? a.algorithms : "lbfgs,slsqp,mma,bobyqa";
   enum { MAX_ALGORITHMS = 16 };
   char algs[MAX_ALGORITHMS][32];
   mb_desc desc[MAX_ALGORITHMS]; /* one fresh start per algorithm: a run moves its parameters */
   int n = 0;
-  /* every algorithm is checked against the spec before anything runs or is written */
-  for (const char* p = list; *p && code == CLI_OK; n++) {
+  /* the names first, then each algorithm against the spec: all before anything runs or is
+     written */
+  const char* list = a.algorithms;
+  if (!list) {
+    code = cli_load_desc(a.spec, &a.run, &desc[0]);
+    if (code != CLI_OK) return code;
+    list = default_algorithms(&desc[0].optimization);
+    mb_desc_free(&desc[0]);
+  }
+  for (const char* p = list; *p; n++) {
     const size_t len = strcspn(p, ",");
     if (n == MAX_ALGORITHMS || len == 0 || len >= sizeof algs[0]) {
       cli_error(
           "--algorithms: expected a comma-separated list of at most %d algorithm names, "
           "got '%s'",
           MAX_ALGORITHMS, list);
-      code = CLI_USAGE;
-      break;
+      return CLI_USAGE;
     }
     snprintf(algs[n], sizeof algs[0], "%.*s", (int)len, p);
     p += len + (p[len] == ',');
-    code = load_checked(a.spec, algs[n], a.maxeval, &desc[n]);
-    if (code != CLI_OK) break; /* load_checked freed it */
+    if (!known_algorithm("--algorithms", algs[n])) return CLI_USAGE;
+  }
+  for (int i = 0; i < n && code == CLI_OK; i++) {
+    code = load_checked(a.spec, &a.run, a.algorithms ? "--algorithms" : NULL, algs[i], a.maxeval,
+                        &desc[i]);
+    if (code != CLI_OK) n = i; /* load_checked freed it */
   }
   cli_outdir out = {"", -1};
   if (code == CLI_OK) code = open_out(&out, a.out, "compare", a.spec);

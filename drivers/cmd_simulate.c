@@ -20,9 +20,6 @@ static void simulate_help(FILE* out) {
   fprintf(out,
           "  --csv FILE            write the outputs: first column t, then one column per output\n"
           "  --output-interval DT  time between CSV rows in s (default: every step)\n"
-          "  --set NAME=VALUE      set a parameter of the spec (repeatable)\n"
-          "  --parameters FILE     set the parameters from an optimisation's summary.json or the\n"
-          "                        best run of a comparison.json\n"
           "  --json                print the summary as one JSON object on stdout\n"
           "  --quiet               no progress line on a terminal\n"
           "  -h, --help            show this help\n");
@@ -144,16 +141,12 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
     cJSON_AddNumberToObject(o, "rows", rows);
   }
   cJSON_AddStringToObject(o, "status", st == MB_OK ? "completed" : mb_status_str(st));
-  char* text = cJSON_PrintUnformatted(o);
-  if (text) puts(text);
-  cJSON_free(text);
+  cli_print_json(o);
   cJSON_Delete(o);
 }
 
 typedef struct simulate_args {
-  const char *spec, *csv_path, *summary;
-  const char* assignment[64];
-  int nassignment;
+  const char *spec, *csv_path;
   cli_run run;
   double interval;
   int json, quiet;
@@ -165,12 +158,6 @@ static int simulate_parse(int argc, char** argv, simulate_args* a) {
       CLI_RUN_OPTIONS(a->run),
       {.name = "--output-interval", .kind = CLI_POSITIVE, .target = &a->interval},
       {.name = "--csv", .kind = CLI_TEXT, .target = &a->csv_path},
-      {.name = "--set",
-       .kind = CLI_LIST,
-       .target = a->assignment,
-       .limit = 64,
-       .count = &a->nassignment},
-      {.name = "--parameters", .kind = CLI_TEXT, .target = &a->summary},
       {.name = "--json", .kind = CLI_FLAG, .target = &a->json, .limit = 1},
       {.name = "--quiet", .kind = CLI_FLAG, .target = &a->quiet, .limit = 1}};
   return cli_parse_options("simulate", argc, argv, options, sizeof options / sizeof *options, 1,
@@ -196,10 +183,6 @@ int cmd_simulate(int argc, char** argv) {
   mb_data* d = NULL;
   run_state rs = {0};
   cli_staged csv = {0};
-  if (a.summary) code = cli_set_parameters_from_summary(&desc, a.summary);
-  for (int k = 0; k < a.nassignment && code == CLI_OK; k++)
-    code = cli_set_parameter(&desc, a.assignment[k]);
-  if (code != CLI_OK) goto done;
   code = cli_compile(spec, &desc, &m);
   if (code != CLI_OK) goto done;
   d = mb_data_create(m);

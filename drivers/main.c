@@ -32,6 +32,7 @@ static void usage(FILE* out) {
   fprintf(out,
           "\nRun 'mbopt COMMAND --help' for the options of a command. An option takes its value\n"
           "as '--name value' or '--name=value'; '--' ends the options.\n"
+          "'mbopt --version' prints the version.\n"
           "Exit codes: 0 success, 1 the computation failed, 2 bad command line,\n"
           "3 invalid model or unreadable file.\n");
 }
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("mbopt %s\n", mb_version());
+    return CLI_OK;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);

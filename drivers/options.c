@@ -63,9 +63,7 @@ static int store(const cli_option* o, const char* value) {
   return 0;
 }
 
-/* edits (insertions, deletions, substitutions) from a to b, for "did you mean"; long names are
-   not compared (none of the options is) */
-static size_t edit_distance(const char* a, const char* b) {
+size_t cli_edit_distance(const char* a, const char* b) {
   enum { LONGEST = 32 };
   const size_t na = strlen(a), nb = strlen(b);
   if (na > LONGEST || nb > LONGEST) return LONGEST;
@@ -92,7 +90,7 @@ static void unknown_option(const char* command, const char* arg, size_t name_len
   const cli_option* closest = NULL;
   size_t best = 3; /* farther than two edits is no suggestion */
   for (size_t k = 0; k < noptions; k++) {
-    const size_t d = edit_distance(name, options[k].name);
+    const size_t d = cli_edit_distance(name, options[k].name);
     if (d < best) best = d, closest = &options[k];
   }
   if (closest)

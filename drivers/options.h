@@ -37,6 +37,10 @@ typedef struct cli_option {
 int cli_parse_options(const char* command, int argc, char** argv, const cli_option* options,
                       size_t noptions, int spec_required, const char** spec);
 
+/* Edits (insertions, deletions, substitutions) from a to b, for "did you mean"; names longer
+   than 32 characters are not compared (32 is returned). */
+size_t cli_edit_distance(const char* a, const char* b);
+
 /* The exit code of a command whose parsing returned `code` (not CLI_OK): for CLI_HELP the help
    printed on stdout and 0, else code. */
 int cli_parse_exit(int code, void (*help)(FILE* out));

@@ -150,7 +150,7 @@ int cli_write_json(const char* dir, const char* name, const cJSON* o) {
   char path[CLI_PATH_MAX];
   cli_staged s;
   if (!cli_path(path, "--out", "%s/%s", dir, name) || !cli_staged_open(&s, "--out", path)) return 0;
-  char* text = cJSON_Print(o);
+  char* text = cli_json_text(o, 1);
   const int ok = text && fputs(text, s.f) >= 0 && fputc('\n', s.f) != EOF;
   cJSON_free(text);
   if (ok) return cli_staged_commit(&s);

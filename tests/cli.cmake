@@ -98,8 +98,24 @@ mbopt_cli_test(compare_springs 0 "bobyqa +converged" 0
   --out ${CMAKE_BINARY_DIR}/out/compare-springs --quiet)
 mbopt_cli_test(optimize_failed_points 1 "evaluation_failed" 0
   optimize tests/models/opt/chain_fails_below.json --out ${CMAKE_BINARY_DIR}/out/chain --quiet)
-mbopt_cli_test(optimize_bad_algorithm 3 "optimization.algorithm: unknown algorithm \"simplex\"" 1
+mbopt_cli_test(optimize_bad_algorithm 2 "--algorithm: unknown algorithm 'simplex'" 1
   optimize problems/fivebar_springs.json --algorithm simplex --out ${CMAKE_BINARY_DIR}/out/bad --quiet)
+mbopt_cli_test(version 0 "^mbopt [0-9]+\\.[0-9]+\\.[0-9]+\n$" 0 --version)
+# every command that simulates takes the run options; the start follows --set
+mbopt_cli_test(optimize_run_options 0 "Ls1 +2\\.3\n" 0
+  optimize problems/fivebar_springs.json --set Ls1=2.3 --t-end 0.5 --step=2e-3 --maxeval 1
+  --out ${CMAKE_BINARY_DIR}/out/optimize-run-options --quiet)
+mbopt_cli_test(optimize_set_unknown 2 "--set: the spec has no parameter \"L1\"" 1
+  optimize problems/fivebar_springs.json --set L1=2.3 --out ${CMAKE_BINARY_DIR}/out/none --quiet)
+# a constrained spec: compare picks algorithms that take constraints, and every one runs
+mbopt_cli_test(compare_constrained_defaults 0
+  "slsqp +max_evaluations[^\n]*\nmma +max_evaluations[^\n]*\nccsaq +max_evaluations[^\n]*\ncobyla +max_evaluations" 0
+  compare problems/control/governor_design.json --maxeval 2 --t-end 0.4
+  --out ${CMAKE_BINARY_DIR}/out/compare-constrained --quiet)
+mbopt_cli_test(compare_algorithm_typo 2 "--algorithms: unknown algorithm 'mmaa' \\(did you mean mma\\?" 1
+  compare problems/control/governor_design.json --algorithms slsqp,mmaa --out ${CMAKE_BINARY_DIR}/out/none)
+mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa cannot run" 1
+  compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${CMAKE_BINARY_DIR}/out/none)
 mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
   optimize problems/fivebar.json --out ${CMAKE_BINARY_DIR}/out/none --quiet)
 add_test(NAME cli_optimize_interrupted

@@ -2,6 +2,7 @@
 #ifndef MBOPT_MBOPT_H
 #define MBOPT_MBOPT_H
 
+#include "mbopt/version.h"
 #include "mbopt/status.h"
 #include "mbopt/desc.h"
 #include "mbopt/model.h"

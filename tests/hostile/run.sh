@@ -45,6 +45,7 @@ well_formed_csv() {
 fivebar=$root/problems/fivebar.json
 springs=$root/problems/fivebar_springs.json
 spline=$root/problems/fivebar_spline.json
+governor=$root/problems/control/governor_design.json
 long_path=$(printf 'd%.0s' $(seq 1 5000))
 
 # ---- numbers: the step count computed safely, a limit before an absurdly long run
@@ -199,15 +200,17 @@ case_failed_rerun_keeps_results() {
   expect 0 'lbfgs' "$mbopt" optimize "$springs" --out o --maxeval 4 --quiet
   local before
   before=$(cd o && sha256sum history.csv summary.json best.dat)
-  expect 3 'unknown algorithm "simplx"' "$mbopt" optimize "$springs" --out o --algorithm simplx
+  expect 2 "--algorithm: unknown algorithm 'simplx' \\(did you mean sbplx\\?" "$mbopt" optimize "$springs" --out o --algorithm simplx
   expect 2 '--maxeval' "$mbopt" optimize "$springs" --out o --maxeval 2.5
-  expect 3 'unknown algorithm "bogus"' "$mbopt" compare "$springs" --out o --algorithms lbfgs,bogus
+  expect 2 "--algorithms: unknown algorithm 'bogus'" "$mbopt" compare "$springs" --out o --algorithms lbfgs,bogus
   [ "$(cd o && sha256sum history.csv summary.json best.dat)" = "$before" ] || fail "results changed"
   ls o/*.part 2>/dev/null && fail "staged files left"
   return 0
 }
 case_compare_checks_every_algorithm_first() {
-  expect 3 'unknown algorithm "bogus"' "$mbopt" compare "$springs" --out c --algorithms lbfgs,bogus
+  expect 2 "--algorithms: unknown algorithm 'bogus'" "$mbopt" compare "$springs" --out c --algorithms lbfgs,bogus
+  [ ! -e c ] || fail "the folder was created before the check"
+  expect 2 "--algorithms: lbfgs cannot run .*constraints\[0\]: lbfgs takes no constraints" "$mbopt" compare "$governor" --out c --algorithms slsqp,lbfgs
   [ ! -e c ] || fail "the folder was created before the check"
 }
 case_concurrent_optimize() {
@@ -367,7 +370,19 @@ case_resume_spec_changed() {
   expect 3 "--resume: the run's spec '.*/s.json' changed since the run began" "$mbopt" optimize --resume r
 }
 case_resume_nothing() { mkdir -p r && expect 3 "--resume: 'r' holds no run to resume" "$mbopt" optimize --resume r; }
-case_resume_with_spec() { expect 2 '--resume: continues the run in .r. with its own spec, algorithm and folder; give no SPEC' "$mbopt" optimize "$springs" --resume r; }
+case_resume_with_spec() { expect 2 '--resume: continues the run in .r. with its own spec, algorithm, folder, simulation settings and start; give no SPEC' "$mbopt" optimize "$springs" --resume r; }
+case_resume_with_run_option() { expect 2 'give no --set' "$mbopt" optimize --resume r --set Ls1=2; }
+# a run's step, span and start (--set) are part of its record: the resumed run replays them
+case_resume_keeps_run_options() {
+  local options=(--step 2e-3 --t-end 0.6 --set Ls2=1.9 --quiet)
+  "$mbopt" optimize "$springs" --out full "${options[@]}" >/dev/null || fail "uninterrupted run failed"
+  expect 0 'max_evaluations' "$mbopt" optimize "$springs" --out r --maxeval 3 "${options[@]}"
+  expect 0 '3 evaluations replayed' "$mbopt" optimize --resume r --maxeval 60 --quiet
+  [ ! -s err.txt ] || fail "the replay left the record: $(cat err.txt)"
+  same_optimum full/summary.json r/summary.json
+  cmp full/history.csv r/history.csv >/dev/null || [ "$(cut -d, -f1,3- full/history.csv)" = "$(cut -d, -f1,3- r/history.csv)" ] ||
+    fail "the histories differ beyond their clocks"
+}
 case_resume_with_algorithm() { expect 2 'give no --algorithm' "$mbopt" optimize --resume r --algorithm mma; }
 case_resume_corrupt_row() {
   "$mbopt" optimize "$springs" --out r --maxeval 4 --quiet >/dev/null || fail "first run failed"
