@@ -89,7 +89,39 @@ typedef struct run_files {
   cli_staged best; /* evaluation and best objective so far, for the plot */
   double best_f;
   int progress, maxeval;
+  /* the summary's start (the first evaluation: x, then the constraints; NaN until seen, and
+     its objective NaN when it failed) and the points of the successful evaluations (each x
+     then c), among which the returned one */
+  double* start;
+  double start_f;
+  double* points;
+  int npoints, point_cap;
 } run_files;
+
+/* x and c of an evaluation, appended to rf->points (0 when out of memory) */
+static int keep_point(run_files* rf, const mb_opt_evaluation* e) {
+  const size_t width = (size_t)e->nvar + e->ncon;
+  if (rf->npoints == rf->point_cap) {
+    const int cap = rf->point_cap ? 2 * rf->point_cap : 64;
+    double* grown = realloc(rf->points, (size_t)cap * width * sizeof(double));
+    if (!grown) return 0;
+    rf->points = grown, rf->point_cap = cap;
+  }
+  double* p = rf->points + (size_t)rf->npoints++ * width;
+  memcpy(p, e->x, (size_t)e->nvar * sizeof(double));
+  if (e->ncon) memcpy(p + e->nvar, e->c, (size_t)e->ncon * sizeof(double));
+  return 1;
+}
+
+/* the constraints of the last successful evaluation at x, or NULL */
+static const double* constraints_at(const run_files* rf, const double* x, int nvar, int ncon) {
+  const size_t width = (size_t)nvar + ncon;
+  for (int i = rf->npoints - 1; i >= 0; i--) {
+    const double* p = rf->points + (size_t)i * width;
+    if (!memcmp(p, x, (size_t)nvar * sizeof(double))) return p + nvar;
+  }
+  return NULL;
+}
 
 /* seconds as people read them: 42 s, 3 min 5 s, 2 h 10 min */
 static void print_duration(double s) {
@@ -107,6 +139,12 @@ static void observe(const mb_opt_evaluation* e, void* user) {
   const int first_live = rf->history.replacing && !e->replayed;
   if (first_live) cli_staged_replace(&rf->history);
   history_row(rf->history.f, e);
+  if (e->index == 1) {
+    memcpy(rf->start, e->x, (size_t)e->nvar * sizeof(double));
+    rf->start_f = e->failed ? NAN : e->objective;
+    for (int k = 0; k < e->ncon; k++) rf->start[e->nvar + k] = e->failed ? NAN : e->c[k];
+  }
+  if (!e->failed) keep_point(rf, e); /* without it the summary's constraints stay unknown */
   if (!e->failed && e->objective < rf->best_f) rf->best_f = e->objective;
   if (isfinite(rf->best_f)) {
     fprintf(rf->best.f, "%d %.17g\n", e->index, rf->best_f);
@@ -128,7 +166,21 @@ static void observe(const mb_opt_evaluation* e, void* user) {
   }
 }
 
-static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_result* r) {
+/* a number, or null for NaN (an unknown value) and infinities (a bound that is absent) */
+static cJSON* number_or_null(double v) {
+  return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON* number_array(const double* v, int n) {
+  cJSON* a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, number_or_null(v[i]));
+  return a;
+}
+
+/* The summary of a run: the result at x, where it started (the first evaluation), the bounds,
+   and each constraint's bounds and values at the start and at x. */
+static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_result* r,
+                           const run_files* rf) {
   const mb_optim_desc* o = &d->optimization;
   cJSON* s = cJSON_CreateObject();
   cJSON_AddStringToObject(s, "algorithm", r->algorithm);
@@ -139,6 +191,31 @@ static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_resul
     cJSON_AddItemToArray(names, cJSON_CreateString(d->param_name[o->var[v].param]));
   cJSON_AddItemToObject(s, "x", cJSON_CreateDoubleArray(x, o->nvar));
   cJSON_AddNumberToObject(s, "objective", r->objective);
+  cJSON_AddBoolToObject(s, "feasible", r->feasible);
+  cJSON_AddItemToObject(s, "violation", number_or_null(r->violation));
+  cJSON* start = cJSON_AddObjectToObject(s, "start");
+  cJSON_AddItemToObject(start, "x", number_array(rf->start, o->nvar));
+  cJSON_AddItemToObject(start, "objective", number_or_null(rf->start_f));
+  cJSON* bounds = cJSON_AddObjectToObject(s, "bounds");
+  cJSON* lower = cJSON_AddArrayToObject(bounds, "lower");
+  cJSON* upper = cJSON_AddArrayToObject(bounds, "upper");
+  cJSON* log_scale = cJSON_AddArrayToObject(bounds, "log_scale");
+  for (int v = 0; v < o->nvar; v++) {
+    cJSON_AddItemToArray(lower, cJSON_CreateNumber(o->var[v].lower));
+    cJSON_AddItemToArray(upper, cJSON_CreateNumber(o->var[v].upper));
+    cJSON_AddItemToArray(log_scale, cJSON_CreateBool(o->var[v].log_scale));
+  }
+  const double* at_x = constraints_at(rf, x, o->nvar, o->ncon);
+  cJSON* constraints = cJSON_AddArrayToObject(s, "constraints");
+  for (int k = 0; k < o->ncon; k++) {
+    cJSON* c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", d->functional[o->con[k].functional].name);
+    cJSON_AddItemToObject(c, "lower", number_or_null(o->con[k].lower));
+    cJSON_AddItemToObject(c, "upper", number_or_null(o->con[k].upper));
+    cJSON_AddItemToObject(c, "start", number_or_null(rf->start[o->nvar + k]));
+    cJSON_AddItemToObject(c, "value", number_or_null(at_x ? at_x[k] : NAN));
+    cJSON_AddItemToArray(constraints, c);
+  }
   cJSON_AddNumberToObject(s, "iterations", r->iterations);
   cJSON_AddNumberToObject(s, "evaluations", r->evaluations);
   cJSON_AddNumberToObject(s, "gradient_evaluations", r->gradient_evaluations);
@@ -263,14 +340,17 @@ static int check_no_record(const char* dir) {
 static int run_one(const char* path, const char* algorithm, mb_desc* d, const char* dir,
                    const history_record* record, int progress, mb_opt_result* r, cJSON** summary) {
   int code = CLI_BAD_INPUT;
-  run_files rf = {d, {0}, {0}, INFINITY, progress, d->optimization.maxeval};
-  double* x = calloc(d->optimization.nvar + 1, sizeof(double));
+  const mb_optim_desc* o = &d->optimization;
+  run_files rf = {d, {0}, {0}, INFINITY, progress, o->maxeval, NULL, NAN, NULL, 0, 0};
+  double* x = calloc(o->nvar + 1, sizeof(double));
+  rf.start = malloc(((size_t)o->nvar + o->ncon) * sizeof(double));
+  for (int i = 0; rf.start && i < o->nvar + o->ncon; i++) rf.start[i] = NAN;
   char history[CLI_PATH_MAX], best[CLI_PATH_MAX], running[CLI_PATH_MAX];
   cJSON* settings = run_settings(path, algorithm, d);
   cJSON* state = cJSON_CreateObject();
   cJSON_AddStringToObject(state, "status", "running");
   cJSON_AddStringToObject(state, "spec", path);
-  if (!settings || !x || !cli_path(history, "--out", "%s/history.csv", dir) ||
+  if (!settings || !x || !rf.start || !cli_path(history, "--out", "%s/history.csv", dir) ||
       !cli_path(best, "--out", "%s/best.dat", dir) ||
       !cli_path(running, "--out", "%s/summary.json.part", dir) ||
       !(record ? cli_staged_open_beside : cli_staged_open)(&rf.history, "--out", history) ||
@@ -297,7 +377,7 @@ static int run_one(const char* path, const char* algorithm, mb_desc* d, const ch
     code = CLI_RUN_FAILED;
     goto done;
   }
-  *summary = summary_json(d, x, r);
+  *summary = summary_json(d, x, r, &rf);
   cJSON_AddStringToObject(*summary, "spec", path);
   cJSON_AddItemToObject(*summary, "settings", cJSON_Duplicate(settings, 1));
   if (record) {
@@ -325,6 +405,8 @@ done:
   cJSON_Delete(state);
   cJSON_Delete(settings);
   free(x);
+  free(rf.start);
+  free(rf.points);
   return code;
 }
 
@@ -510,13 +592,43 @@ int cmd_compare_parse(int argc, char** argv) {
 }
 
 static void print_result_row(const mb_opt_result* r) {
-  printf("%-11s %-18s %16.10g %6d %6d %9.3f\n", r->algorithm, r->status, r->objective,
-         r->evaluations, r->gradient_evaluations, r->seconds);
+  printf("%-11s %-18s %16.10g %6d %6d %9.3f %s\n", r->algorithm, r->status, r->objective,
+         r->evaluations, r->gradient_evaluations, r->seconds, r->feasible ? "yes" : "no");
 }
 
 static void print_table_head(void) {
-  printf("%-11s %-18s %16s %6s %6s %9s\n", "algorithm", "status", "objective", "evals", "grads",
-         "seconds");
+  printf("%-11s %-18s %16s %6s %6s %9s %s\n", "algorithm", "status", "objective", "evals", "grads",
+         "seconds", "feasible");
+}
+
+/* the start's objective and the constraints of a summary, for people */
+static void print_start_and_constraints(const cJSON* summary) {
+  const cJSON* start = cJSON_GetObjectItem(cJSON_GetObjectItem(summary, "start"), "objective");
+  if (cJSON_IsNumber(start)) printf("objective at the start %.10g\n", start->valuedouble);
+  const cJSON* constraints = cJSON_GetObjectItem(summary, "constraints");
+  for (const cJSON* c = constraints ? constraints->child : NULL; c; c = c->next) {
+    const cJSON* lo = cJSON_GetObjectItem(c, "lower");
+    const cJSON* hi = cJSON_GetObjectItem(c, "upper");
+    const cJSON* v = cJSON_GetObjectItem(c, "value");
+    printf("  constraint %-16s %-14.8g", cJSON_GetObjectItem(c, "name")->valuestring,
+           cJSON_IsNumber(v) ? v->valuedouble : NAN);
+    if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi) && lo->valuedouble == hi->valuedouble)
+      printf(" = %g\n", lo->valuedouble);
+    else if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi))
+      printf(" in [%g, %g]\n", lo->valuedouble, hi->valuedouble);
+    else if (cJSON_IsNumber(lo))
+      printf(" >= %g\n", lo->valuedouble);
+    else
+      printf(" <= %g\n", cJSON_IsNumber(hi) ? hi->valuedouble : NAN);
+  }
+  if (constraints && constraints->child) {
+    const cJSON* violation = cJSON_GetObjectItem(summary, "violation");
+    if (cJSON_IsTrue(cJSON_GetObjectItem(summary, "feasible")))
+      printf("feasible\n");
+    else
+      printf("infeasible: largest violation %g (relative to max(1, |bound|))\n",
+             cJSON_IsNumber(violation) ? violation->valuedouble : NAN);
+  }
 }
 
 int cmd_optimize(int argc, char** argv) {
@@ -569,6 +681,7 @@ int cmd_optimize(int argc, char** argv) {
     printf("  %-16s %.12g\n", cJSON_GetArrayItem(names, v)->valuestring,
            cJSON_GetArrayItem(x, v)->valuedouble);
   if (shown < nx) printf("  ... %d more in summary.json\n", nx - shown);
+  print_start_and_constraints(summary);
   if (a.resume) printf("%d evaluations replayed from the history\n", r.replayed);
   printf("%s\nwrote %s/summary.json and %s/history.csv\n", r.message, out.path, out.path);
   cJSON_Delete(summary);

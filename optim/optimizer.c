@@ -685,7 +685,7 @@ mb_status mbo_run(mbo_optimizer* opt, double* x, mbo_result* result, mb_error* e
   mbo_result local;
   if (!result) result = &local;
   memset(result, 0, sizeof *result);
-  result->f = NAN;
+  result->f = result->violation = NAN;
   snprintf(result->status, sizeof result->status, "failed");
   if (!opt || !x) return mb_error_set(err, MB_ERR_ARGUMENT, "run: optimizer and x must be given");
   if (!opt->have_bounds)
@@ -745,6 +745,7 @@ cleanup:
   if (opt->have_best) {
     memcpy(x, opt->best_x, (size_t)opt->n * sizeof *x);
     result->f = opt->best_f;
+    result->feasible = opt->best_feasible, result->violation = opt->best_violation;
   }
   result->evaluations = opt->evaluations;
   result->gradient_evaluations = opt->gradient_evaluations;

@@ -2086,7 +2086,7 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   static const char* const keys[] = {
       "name",        "dimension",  "gravity",     "parameters",   "ground",      "bodies",
       "joints",      "forces",     "drivers",     "initial",      "controllers", "outputs",
-      "functionals", "simulation", "sensitivity", "optimization", NULL};
+      "functionals", "simulation", "sensitivity", "optimization", "$schema",     NULL};
   mb_desc* d = c->d;
   const char* name;
   const cJSON* v;
@@ -2094,6 +2094,9 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
   if (!cJSON_IsObject(root))
     return fail(c, "top level", "expected an object, got %s", describe(root, what, sizeof what));
   TRY(check_keys(c, root, "", keys));
+  /* the JSON Schema an editor checks the file against: a text, not read further */
+  const char* schema;
+  TRY(member_string(c, root, "", "$schema", 0, &schema));
 
   /* name and dimension */
   TRY(member_string(c, root, "", "name", 0, &name));

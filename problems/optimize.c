@@ -280,6 +280,7 @@ mb_status mb_optimize_resume(mb_desc* desc, const char* algorithm, const mb_opt_
   result->iterations = r.iterations, result->failed_evaluations = r.failed_evaluations;
   result->seconds = r.seconds;
   result->replayed = b.replayed, result->left_record_at = b.left_record_at;
+  result->feasible = r.feasible, result->violation = r.violation;
   if (r.gradient_evaluations > 0)
     snprintf(result->sensitivity_method, sizeof result->sensitivity_method, "%s",
              mb_method_name(b.method));

@@ -112,6 +112,12 @@ mbopt_cli_test(compare_constrained_defaults 0
   "slsqp +max_evaluations[^\n]*\nmma +max_evaluations[^\n]*\nccsaq +max_evaluations[^\n]*\ncobyla +max_evaluations" 0
   compare problems/control/governor_design.json --maxeval 2 --t-end 0.4
   --out ${CMAKE_BINARY_DIR}/out/compare-constrained --quiet)
+# the start's objective (the spec's psi at its start, as simulate prints it: 71.42892281 over
+# 0.5 s) and the constraints at the result
+mbopt_cli_test(optimize_start_and_constraints 0
+  "objective at the start 71\\.42892281\n  constraint overhang_min +[0-9.e-]+ +>= 0\n  constraint overhang_max +[0-9.e-]+ +>= 0\nfeasible\n" 0
+  optimize problems/control/governor_design.json --maxeval 2 --t-end 0.5
+  --out ${CMAKE_BINARY_DIR}/out/optimize-governor-start --quiet)
 mbopt_cli_test(compare_algorithm_typo 2 "--algorithms: unknown algorithm 'mmaa' \\(did you mean mma\\?" 1
   compare problems/control/governor_design.json --algorithms slsqp,mmaa --out ${CMAKE_BINARY_DIR}/out/none)
 mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa cannot run" 1

@@ -1701,6 +1701,17 @@ static void test_misc(void) {
   s = mb_desc_parse_json("{} {}", "trail", &d, &err);
   CHECK_MSG(s == MB_ERR_JSON && strstr(err.message, "line 1, column 4"), err.message);
 
+  /* "$schema" names the file's JSON Schema for editors: any text, nothing else */
+  s = mb_desc_parse_json(
+      "{\"$schema\": \"../docs/model.schema.json\", \"dimension\": 2, \"bodies\": [{\"name\": "
+      "\"b\", "
+      "\"mass\": 1, \"inertia\": 1}]}",
+      "schema", &d, &err);
+  CHECK_MSG(s == MB_OK, err.message);
+  mb_desc_free(&d);
+  expect_failure("{\"$schema\": 2020, \"dimension\": 2, \"bodies\": []}", "schema_number",
+                 "$schema", "expected a string, got number");
+
   /* a parameter used as a parameter value is not allowed; nor is a bare name */
   s = mb_desc_parse_json(
       "{\"dimension\": 2, \"parameters\": {\"a\": 1, \"b\": \"$a\"}, \"bodies\": []}", "p", &d,

@@ -259,6 +259,46 @@ static void test_grid(mbt_tally* t) {
   }
 }
 
+/* The returned point's feasibility: the starts of circle and plane violate their equality by
+   (2 - 1.69) / 2 = 0.155 and (1 - 0) / 1 = 1 (relative to max(1, |bound|)); one evaluation
+   returns the start, a whole run a feasible optimum. */
+static void test_feasibility(mbt_tally* t) {
+  const struct {
+    int problem;
+    double start_violation;
+  } cases[] = {{4, 0.155}, {5, 1.0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const problem* p = &problems[cases[k].problem];
+    const int budgets[2] = {1, p->maxeval};
+    for (int b = 0; b < 2; b++) {
+      mbo_optimizer* o = setup(p, MBO_SLSQP, p->eval, NULL, budgets[b]);
+      double x[NMAX];
+      memcpy(x, p->start, sizeof x);
+      mbo_result r;
+      mb_error err;
+      const int ran = o && mbo_run(o, x, &r, &err) == MB_OK;
+      mbo_destroy(o);
+      char what[96];
+      snprintf(what, sizeof what, "%s, maxeval %d: violation", p->name, budgets[b]);
+      if (b == 0)
+        mbt_check(t, ran && !r.feasible && fabs(r.violation - cases[k].start_violation) < 1e-12,
+                  what, ran ? r.violation : NAN, cases[k].start_violation);
+      else
+        mbt_check(t, ran && r.feasible && r.violation <= 1e-8, what, ran ? r.violation : NAN, 1e-8);
+    }
+  }
+  /* without constraints every point is feasible */
+  mbo_optimizer* o = setup(&problems[0], MBO_LBFGS, problems[0].eval, NULL, 1);
+  double x[NMAX];
+  memcpy(x, problems[0].start, sizeof x);
+  mbo_result r;
+  mb_error err;
+  const int ran = o && mbo_run(o, x, &r, &err) == MB_OK;
+  mbt_check(t, ran && r.feasible && r.violation == 0, "rosenbrock: feasible",
+            ran ? r.violation : NAN, 0);
+  mbo_destroy(o);
+}
+
 /* -------------------------------------------------------- a probe counting and failing calls */
 
 typedef struct probe {
@@ -680,6 +720,8 @@ int main(void) {
   test_failed_region(&t, 3, 1, -INFINITY, 0.1, INFINITY, INFINITY);
   test_always_failing(&t);
   test_observer(&t);
+  printf("\nfeasibility\n");
+  test_feasibility(&t);
   printf("\ninterruption\n");
   test_interrupt(&t);
   printf("\ncache\n");

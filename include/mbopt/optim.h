@@ -101,6 +101,10 @@ typedef struct mbo_result {
   char status[32];
   char message[160];
   double seconds; /* wall-clock time of the run */
+  int feasible;     /* the returned point meets every constraint within the feasibility tolerance
+                       (1e-8 relative to max(1, |bound|)); 1 without constraints */
+  double violation; /* the returned point's largest constraint violation, relative as above (0
+                       when feasible to the last bit; NaN when no evaluation succeeded) */
 } mbo_result;
 
 typedef struct mbo_optimizer mbo_optimizer;

@@ -39,6 +39,8 @@ typedef struct mb_opt_result {
   int replayed;                /* evaluations a resumed run took from its record */
   int left_record_at;          /* the evaluation at which it asked for a point the record does
                                   not hold first (0: none), from where it evaluated again */
+  int feasible;     /* x meets every constraint (see mbo_result); 1 without constraints */
+  double violation; /* x's largest relative constraint violation, 0 when none */
 } mb_opt_result;
 
 /* Minimises the spec's objective over its design variables with `algorithm` (NULL: the spec's),
