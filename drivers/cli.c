@@ -232,12 +232,12 @@ int cli_compile(const char* path, const mb_desc* d, mb_model** m) {
 }
 
 mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
-                          double* grad) {
+                          double* grad, mb_gradient_info* info) {
   mb_error err;
   mb_error_clear(&err);
   mb_status st;
   if (grad) {
-    st = mb_gradient(d, m, (mb_method)method, 0, psi, grad, NULL, &err);
+    st = mb_gradient(d, m, (mb_method)method, 0, psi, grad, info, &err);
   } else {
     mb_data* data = mb_data_create(m);
     st = data ? mbd_forward(d, m, data, psi, NULL, &err) : MB_ERR_MEMORY;

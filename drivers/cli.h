@@ -71,9 +71,10 @@ void cli_print_json(const struct cJSON* o);
 int cli_compile(const char* path, const mb_desc* d, mb_model** m);
 
 /* Runs the functionals of m (compiled from d) and, when grad is not NULL, their gradients by
-   `method` (mb_method); prints the error. Returns a library status. */
+   `method` (mb_method), saying in info (may be NULL) which method ran and why; prints the error.
+   Returns a library status. */
 mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, double* psi,
-                          double* grad);
+                          double* grad, mb_gradient_info* info);
 
 /* simulation.threads as the command line gives it: 0, 1 or 2; -1 otherwise */
 int cli_threads_parse(const char* text);

@@ -41,10 +41,10 @@ static double time_runs(mb_desc* d, const mb_model* m, int kind, int repeat, dou
   for (int r = 0; r < repeat && *st == MB_OK; r++) {
     double start = cli_now();
     if (kind == RUN_SIMULATION) {
-      *st = cli_functionals(d, m, MB_METHOD_FORWARD, psi, NULL);
+      *st = cli_functionals(d, m, MB_METHOD_FORWARD, psi, NULL, NULL);
     } else if (kind != RUN_DIFFERENCES) {
       *st = cli_functionals(d, m, kind == RUN_FORWARD ? MB_METHOD_FORWARD : MB_METHOD_ADJOINT, psi,
-                            grad);
+                            grad, NULL);
     } else {
       /* the same work as `mbopt check` at one level: compile and simulate at rho_k +- h */
       for (int k = 0; k < d->nparam && *st == MB_OK; k++) {
@@ -54,7 +54,7 @@ static double time_runs(mb_desc* d, const mb_model* m, int kind, int repeat, dou
           mb_error err;
           mb_desc_set_param(d, k, v + (side ? -1e-4 : 1e-4) * fmax(fabs(v), 1));
           *st = mb_compile(d, &mk, &err);
-          if (*st == MB_OK) *st = cli_functionals(d, mk, MB_METHOD_FORWARD, psi, NULL);
+          if (*st == MB_OK) *st = cli_functionals(d, mk, MB_METHOD_FORWARD, psi, NULL, NULL);
           mb_model_free(mk);
         }
         mb_desc_set_param(d, k, v);

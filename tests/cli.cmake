@@ -78,6 +78,14 @@ mbopt_cli_test(check_fivebar 0 "passed" 0 check problems/fivebar.json)
 # whole simulations (Newton tolerance 1e-13) puts its central differences 2e-5 from the exact value
 mbopt_cli_test(check_slider_crank 0 "passed" 0 check problems/slider_crank.json --tolerance 1e-4)
 mbopt_cli_test(check_help 0 "Usage: mbopt check" 0 check --help)
+# a functional that is zero but for round-off (the symmetric buggy's roll before the lane change,
+# about 1e-20): its entries pass by the absolute tolerance that its measured noise gives
+mbopt_cli_test(check_roll_at_round_off 0
+  "method +adjoint \\(requested\\)\nnoise +roll +[0-9.]+e-2[0-9] at psi = [0-9.]+e-2[0-9].*5 of 5 entries beyond it but within their absolute tolerance, 0 failed: passed" 0
+  check problems/vehicle/double_lane_change.json --t-end 0.3 --method adjoint)
+# a real difference (the differences' own truncation error at a tenfold step) is not noise
+mbopt_cli_test(check_fails_on_a_real_difference 1 "psi3 +L_A1 .*FAIL.*FAILED" 0
+  check problems/fivebar.json --fd-step 0.1)
 mbopt_cli_test(bench_help 0 "Usage: mbopt bench" 0 bench --help)
 mbopt_cli_test(bench_fivebar 0 "central differences" 0 bench problems/fivebar.json --repeat 1 --t-end 0.5)
 
