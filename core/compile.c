@@ -287,7 +287,13 @@ typedef struct compiler {
 
 /* Derivative of a description scalar with respect to the seed parameter. */
 static double dval(const compiler* c, mb_real r) {
-  return c->seed >= 0 && r.param == c->seed ? 1.0 : 0.0;
+  if (c->seed < 0) return 0;
+  if (r.expr > 0) {
+    double derivative = 0;
+    mb_expr_eval(&c->d->expr[r.expr - 1], c->d->param_value, c->seed, &derivative);
+    return derivative;
+  }
+  return r.param == c->seed ? 1.0 : 0.0;
 }
 
 /* stiffness, damping, length (natural length, tyre radius) and force of force element i */
@@ -1315,7 +1321,7 @@ static mb_status controller_setup(compiler* c) {
     memcpy(m->ctrl_dir + 3 * i, dir, sizeof dir);
 
     /* error terms: output columns; the derivative needs point positions, whose rate is J qd */
-    const int needs_rate = cd->kd.param >= 0 || cd->kd.value != 0;
+    const int needs_rate = cd->kd.param >= 0 || cd->kd.expr > 0 || cd->kd.value != 0;
     m->ctrl_termadr[i] = m->ncterm;
     m->ctrl_termnum[i] = cd->nterm;
     for (int j = 0; j < cd->nterm; j++) {
@@ -1567,7 +1573,7 @@ static mb_status build_model(compiler* c) {
       int mk = marker_index(c, f->body[0], f->marker[0]);
       m->force_lvec[2 * i] = m->marker_point[mk];
       m->force_lvec[2 * i + 1] = m->marker_axis[mk];
-      force_scalars(c, i, f->stiffness, f->damping, f->radius, (mb_real){0, -1});
+      force_scalars(c, i, f->stiffness, f->damping, f->radius, (mb_real){0, -1, 0});
       for (int k = 0; k < 3; k++) {
         m->force_road[3 * i + k] = f->road[k];
         m->force_slip[3 * i + k] = f->slip[k].value,
@@ -1781,8 +1787,8 @@ static int binds_direction(const mb_desc* d, int p, char* where, size_t len) {
     const mb_marker_desc* mk = b < 0 ? d->ground_marker : d->body[b].marker;
     for (int i = 0; i < n; i++)
       for (int k = 0; k < 3; k++)
-        if ((mk[i].has_axis && mk[i].axis[k].param == p) ||
-            (mk[i].has_ref && mk[i].ref[k].param == p)) {
+        if ((mk[i].has_axis && mb_real_depends(d, &mk[i].axis[k], p)) ||
+            (mk[i].has_ref && mb_real_depends(d, &mk[i].ref[k], p))) {
           snprintf(where, len, "%s.%s", b < 0 ? "ground" : d->body[b].name, mk[i].name);
           return 1;
         }
@@ -1831,13 +1837,15 @@ static void zero_reals(mb_model* m) {
 }
 
 typedef struct binding_count {
+  const mb_desc* d;
   int param, in_functions, elsewhere;
 } binding_count;
 
+/* an expression counts as elsewhere: only the whole compilation differentiates it */
 static void count_binding(mb_real* r, int in_function, void* user) {
   binding_count* b = user;
-  if (r->param != b->param) return;
-  if (in_function)
+  if (!mb_real_depends(b->d, r, b->param)) return;
+  if (in_function && r->param == b->param)
     b->in_functions++;
   else
     b->elsewhere++;
@@ -1852,7 +1860,7 @@ mb_model* mb_model_zero_clone(const mb_model* m) {
 /* 1 when parameter p of d is bound only to coefficients of time functions (the walk only reads
    the description). */
 static int bound_to_functions_only(const mb_desc* d, int p) {
-  binding_count bound = {p, 0, 0};
+  binding_count bound = {d, p, 0, 0};
   mb_desc_visit((mb_desc*)d, count_binding, &bound);
   return bound.elsewhere == 0;
 }

@@ -1,6 +1,8 @@
 /* Walking every scalar of a description: setting a parameter, finding where one is bound. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mbopt/desc.h"
 
@@ -64,22 +66,54 @@ void mb_desc_visit(mb_desc* d, visit_fn visit, void* user) {
     }
 }
 
-typedef struct param_value {
+int mb_real_depends(const mb_desc* d, const mb_real* r, int p) {
+  return r->param == p || (r->expr > 0 && mb_expr_depends(&d->expr[r->expr - 1], p));
+}
+
+typedef struct param_change {
+  const mb_desc* d;
   int param;
-  double value;
-} param_value;
+} param_change;
 
 static void set_value(mb_real* r, int in_function, void* user) {
-  const param_value* pv = user;
+  const param_change* c = user;
   (void)in_function;
-  if (r->param == pv->param) r->value = pv->value;
+  if (r->param == c->param)
+    r->value = c->d->param_value[c->param];
+  else if (r->expr > 0 && mb_expr_depends(&c->d->expr[r->expr - 1], c->param))
+    r->value = mb_expr_eval(&c->d->expr[r->expr - 1], c->d->param_value, -1, NULL);
 }
 
 void mb_desc_set_param(mb_desc* d, int p, double value) {
   if (p < 0 || p >= d->nparam) return;
   d->param_value[p] = value;
-  param_value pv = {p, value};
-  mb_desc_visit(d, set_value, &pv);
+  param_change c = {d, p};
+  mb_desc_visit(d, set_value, &c);
+}
+
+/* The expressions reading p, each evaluated with p at value: finite, and within its rule. */
+static mb_status check_expressions(const mb_desc* d, int p, double value, mb_error* err) {
+  if (d->nexpr == 0) return MB_OK;
+  double* values = malloc(sizeof(double) * (size_t)d->nparam);
+  if (!values) return mb_error_set(err, MB_ERR_MEMORY, "out of memory");
+  memcpy(values, d->param_value, sizeof(double) * (size_t)d->nparam);
+  values[p] = value;
+  mb_status st = MB_OK;
+  for (int i = 0; i < d->nexpr && st == MB_OK; i++) {
+    const mb_expr* e = &d->expr[i];
+    if (!mb_expr_depends(e, p)) continue;
+    const double x = mb_expr_eval(e, values, -1, NULL);
+    if (!isfinite(x))
+      st = mb_error_set(err, MB_ERR_MODEL,
+                        "parameter \"%s\" = %g: %s = \"%s\" is not a finite number",
+                        d->param_name[p], value, e->where, e->text);
+    else if ((e->min == 2 && !(x > 0)) || (e->min == 1 && !(x >= 0)))
+      st =
+          mb_error_set(err, MB_ERR_MODEL, "parameter \"%s\" = %g: %s = \"%s\" = %g must be %s",
+                       d->param_name[p], value, e->where, e->text, x, e->min == 2 ? "> 0" : ">= 0");
+  }
+  free(values);
+  return st;
 }
 
 mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* err) {
@@ -92,7 +126,7 @@ mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* e
   if (r && ((r->min == 2 && !(value > 0)) || (r->min == 1 && !(value >= 0))))
     return mb_error_set(err, MB_ERR_MODEL, "parameter \"%s\" = %g: %s must be %s", d->param_name[p],
                         value, r->where, r->min == 2 ? "> 0" : ">= 0");
-  return MB_OK;
+  return check_expressions(d, p, value, err);
 }
 
 int mb_desc_gradient_count(const mb_desc* d) {

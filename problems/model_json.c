@@ -200,16 +200,17 @@ static const json_vec* find_vec(const json_ctx* c, const char* name, size_t len)
 
 /* the parameter a "$name" reference names (`name` is the text after "$"): a scalar parameter
    "k", an element "u[3]" of a vector parameter (decimal index without leading zeros), or a whole
-   vector "u", for which *vec is set (else NULL) and *k is its first element */
-static mb_status find_param(json_ctx* c, const char* path, const char* name, int* k,
-                            const json_vec** vec) {
+   vector "u", for which *vec is set (else NULL) and *k is its first element. Returns 0, or -1
+   with the reason in why. */
+static int resolve_name(const json_ctx* c, const char* name, int* k, const json_vec** vec,
+                        char* why, size_t why_size) {
   const char* open = strchr(name, '[');
   *vec = NULL;
 
   /* a whole vector */
   if ((*vec = find_vec(c, name, strlen(name))) != NULL) {
     *k = (*vec)->first;
-    return MB_OK;
+    return 0;
   }
 
   /* an element of a vector: the index must be one the vector has, written as in its name */
@@ -223,52 +224,111 @@ static mb_status find_param(json_ctx* c, const char* path, const char* name, int
     ok = ok && p[0] == ']' && p[1] == '\0' && i < v->n;
     if (ok) {
       *k = v->first + (int)i;
-      return MB_OK;
+      return 0;
     }
-    if (v)
-      return fail(c, path,
-                  "unknown parameter \"%.64s\" (the vector \"%s\" has %d values: \"$%s[0]\" to "
-                  "\"$%s[%d]\")",
-                  name, v->name, v->n, v->name, v->name, v->n - 1);
+    if (v) {
+      snprintf(why, why_size,
+               "unknown parameter \"%.64s\" (the vector \"%s\" has %d values: \"$%s[0]\" to "
+               "\"$%s[%d]\")",
+               name, v->name, v->n, v->name, v->name, v->n - 1);
+      return -1;
+    }
     if ((size_t)(open - name) < MB_NAME_LEN) {
       char base[MB_NAME_LEN];
       memcpy(base, name, (size_t)(open - name));
       base[open - name] = '\0';
-      if (mb_desc_param_index(c->d, base) >= 0)
-        return fail(c, path,
-                    "unknown parameter \"%.64s\" (\"%s\" is a scalar parameter: write \"$%s\")",
-                    name, base, base);
+      if (mb_desc_param_index(c->d, base) >= 0) {
+        snprintf(why, why_size,
+                 "unknown parameter \"%.64s\" (\"%s\" is a scalar parameter: write \"$%s\")", name,
+                 base, base);
+        return -1;
+      }
     }
   }
 
   /* a scalar parameter */
   *k = open ? -1 : mb_desc_param_index(c->d, name);
-  if (*k < 0) return fail(c, path, "unknown parameter \"%.64s\" (not in \"parameters\")", name);
+  if (*k >= 0) return 0;
+  snprintf(why, why_size, "unknown parameter \"%.64s\" (not in \"parameters\")", name);
+  return -1;
+}
+
+/* resolve_name, failing with the reason at `path` */
+static mb_status find_param(json_ctx* c, const char* path, const char* name, int* k,
+                            const json_vec** vec) {
+  char why[REASON_LEN];
+  if (resolve_name(c, name, k, vec, why, sizeof why)) return fail(c, path, "%s", why);
   return MB_OK;
 }
 
-/* a scalar: a finite number, or "$name" bound to the current value of a parameter (a scalar
-   parameter or one element "$u[i]" of a vector parameter) */
+/* a parameter an expression reads: a scalar or one element of a vector */
+static int resolve_scalar(const char* name, char* why, size_t why_size, void* user) {
+  const json_ctx* c = user;
+  int k;
+  const json_vec* vec;
+  if (resolve_name(c, name, &k, &vec, why, why_size)) return -1;
+  if (!vec) return k;
+  snprintf(why, why_size, "\"$%s\" is a vector parameter (%d values); use \"$%s[i]\"", vec->name,
+           vec->n, vec->name);
+  return -1;
+}
+
+/* 1 when text is one parameter reference, "$" and a name with no operator, space or
+   parenthesis (a '-' only inside brackets, "$u[-1]"), so that a mistyped reference gets the
+   messages of references; any other string is an expression */
+static int is_reference(const char* text) {
+  if (text[0] != '$') return 0;
+  int in_brackets = 0;
+  for (const char* p = text + 1; *p; p++) {
+    if (*p == '[' || *p == ']') in_brackets = *p == '[';
+    if (strchr(" \t+*/^(),$", *p) || (*p == '-' && !in_brackets)) return 0;
+  }
+  return 1;
+}
+
+/* the expression `text` (a scalar at `path`) parsed into d's expressions and evaluated */
+static mb_status read_expression(json_ctx* c, const char* text, const char* path, mb_real* out) {
+  mb_desc* d = c->d;
+  char why[REASON_LEN];
+  mb_expr e;
+  if (mb_expr_parse(text, resolve_scalar, c, &e, why, sizeof why))
+    return fail(c, path, "expression \"%.80s\": %s", text, why);
+  const double value = mb_expr_eval(&e, d->param_value, -1, NULL);
+  mb_expr* grown = realloc(d->expr, sizeof(mb_expr) * ((size_t)d->nexpr + 1));
+  if (!grown) {
+    mb_expr_free(&e);
+    return no_memory(c);
+  }
+  snprintf(e.where, sizeof e.where, "%.*s", (int)sizeof e.where - 1, path);
+  d->expr = grown;
+  d->expr[d->nexpr++] = e;
+  if (!isfinite(value))
+    return fail(c, path, "expression \"%.80s\" = %g is not a finite number", text, value);
+  *out = (mb_real){value, -1, d->nexpr};
+  return MB_OK;
+}
+
+/* a scalar: a finite number, "$name" bound to the current value of a parameter (a scalar
+   parameter or one element "$u[i]" of a vector parameter), or an expression of parameters */
 static mb_status read_real(json_ctx* c, const cJSON* v, const char* path, mb_real* out) {
   char what[64];
   if (cJSON_IsNumber(v)) {
     if (!isfinite(v->valuedouble)) return fail(c, path, "not a finite number");
-    out->value = v->valuedouble;
-    out->param = -1;
+    *out = (mb_real){v->valuedouble, -1, 0};
     return MB_OK;
   }
-  if (cJSON_IsString(v) && v->valuestring[0] == '$') {
+  if (cJSON_IsString(v) && is_reference(v->valuestring)) {
     const json_vec* vec;
     int k;
     TRY(find_param(c, path, v->valuestring + 1, &k, &vec));
     if (vec)
       return fail(c, path, "\"$%s\" is a vector parameter (%d values); use \"$%s[i]\"", vec->name,
                   vec->n, vec->name);
-    out->value = c->d->param_value[k];
-    out->param = k;
+    *out = (mb_real){c->d->param_value[k], k, 0};
     return MB_OK;
   }
-  return fail(c, path, "expected a number or \"$parameter\", got %s",
+  if (cJSON_IsString(v)) return read_expression(c, v->valuestring, path, out);
+  return fail(c, path, "expected a number, \"$parameter\" or an expression, got %s",
               describe(v, what, sizeof what));
 }
 
@@ -312,6 +372,12 @@ static const char* list_origin(const scalar_list* l, char* buf, size_t size) {
   return buf;
 }
 
+/* 1 when neither scalar is an expression, or both are the same text */
+static int same_expression(const mb_desc* d, const mb_real* a, const mb_real* b) {
+  if (!a->expr || !b->expr) return !a->expr && !b->expr;
+  return !strcmp(d->expr[a->expr - 1].text, d->expr[b->expr - 1].text);
+}
+
 /* the l->n scalars of a list into out */
 static mb_status fill_scalar_list(json_ctx* c, const scalar_list* l, const char* path,
                                   mb_real* out) {
@@ -319,7 +385,7 @@ static mb_status fill_scalar_list(json_ctx* c, const scalar_list* l, const char*
   int i = 0;
   if (l->vec) {
     for (i = 0; i < l->n; i++)
-      out[i] = (mb_real){c->d->param_value[l->vec->first + i], l->vec->first + i};
+      out[i] = (mb_real){c->d->param_value[l->vec->first + i], l->vec->first + i, 0};
     return MB_OK;
   }
   for (const cJSON* e = l->array->child; e; e = e->next, i++) {
@@ -337,8 +403,7 @@ static mb_status member_real(json_ctx* c, const cJSON* obj, const char* path, co
   path_key(sub, path, key);
   if (!v) {
     if (required) return fail(c, sub, "missing");
-    out->value = fallback;
-    out->param = -1;
+    *out = (mb_real){fallback, -1, 0};
     return MB_OK;
   }
   return read_real(c, v, sub, out);
@@ -434,7 +499,7 @@ static mb_status read_vec(json_ctx* c, const cJSON* v, const char* path, mb_real
     path_index(sub, path, i);
     TRY(read_real(c, e, sub, &out[i]));
   }
-  for (; i < 3; i++) out[i] = (mb_real){0, -1};
+  for (; i < 3; i++) out[i] = (mb_real){0, -1, 0};
   return MB_OK;
 }
 
@@ -457,7 +522,7 @@ static mb_status member_vec(json_ctx* c, const cJSON* obj, const char* path, con
   char sub[PATH_LEN];
   const cJSON* v = get(obj, key);
   path_key(sub, path, key);
-  for (int i = 0; i < 3; i++) out[i] = (mb_real){0, -1};
+  for (int i = 0; i < 3; i++) out[i] = (mb_real){0, -1, 0};
   if (!v) return required ? fail(c, sub, "missing") : MB_OK;
   return read_vec(c, v, sub, out);
 }
@@ -486,6 +551,7 @@ static mb_status check_real_min(json_ctx* c, const char* path, const char* key, 
     rule->min = 1 + strict;
     snprintf(rule->where, sizeof rule->where, "%.*s", (int)sizeof rule->where - 1, sub);
   }
+  if (r->expr > 0) c->d->expr[r->expr - 1].min = 1 + strict;
   return check_min(c, path, key, r->value, strict);
 }
 
@@ -661,7 +727,7 @@ static mb_status func_alloc(json_ctx* c, mb_func_desc* f, mb_func_type type, int
    every func[k] of a load can be evaluated; springs leave func empty) */
 static mb_status func_constant(json_ctx* c, mb_func_desc* f, double value) {
   TRY(func_alloc(c, f, MB_FUNC_CONSTANT, 1, 0));
-  f->coef[0] = (mb_real){value, -1};
+  f->coef[0] = (mb_real){value, -1, 0};
   return MB_OK;
 }
 
@@ -1081,7 +1147,7 @@ static mb_status read_inertia(json_ctx* c, const cJSON* body, const char* path, 
   double a[6], ev[3];
   int n = 0;
   path_key(ipath, path, "inertia");
-  for (int i = 0; i < 6; i++) out[i] = (mb_real){0, -1};
+  for (int i = 0; i < 6; i++) out[i] = (mb_real){0, -1, 0};
   if (!v) return fail(c, ipath, "missing");
 
   if (c->d->dim == 2) {
@@ -1116,7 +1182,8 @@ static mb_status read_inertia(json_ctx* c, const cJSON* body, const char* path, 
     for (int i = 1; i < 3; i++)
       for (int j = 0; j < i; j++) {
         double scale = fabs(m[0][0].value) + fabs(m[1][1].value) + fabs(m[2][2].value);
-        if (fabs(m[i][j].value - m[j][i].value) > 1e-12 * scale || m[i][j].param != m[j][i].param) {
+        if (fabs(m[i][j].value - m[j][i].value) > 1e-12 * scale || m[i][j].param != m[j][i].param ||
+            !same_expression(c->d, &m[i][j], &m[j][i])) {
           path_index(sub, ipath, i);
           path_index(sub2, sub, j);
           return fail(c, sub2, "matrix not symmetric: %g differs from inertia[%d][%d] = %g",
@@ -1367,7 +1434,7 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
     const char* type;
     path_index(path, "forces", i);
     f->body[0] = f->body[1] = f->marker[0] = f->marker[1] = -1;
-    f->radius = f->slip[0] = f->slip[1] = f->slip[2] = (mb_real){0, -1};
+    f->radius = f->slip[0] = f->slip[1] = f->slip[2] = (mb_real){0, -1, 0};
     TRY(expect_object(c, e, path));
 
     /* the type decides the keys */
@@ -1637,7 +1704,7 @@ static mb_status read_controllers(json_ctx* c, const cJSON* root) {
     const char* type;
     path_index(path, "controllers", i);
     k->body = k->marker = -1;
-    k->saturation = (mb_real){0, -1}; /* unbound while absent (calloc gave param 0) */
+    k->saturation = (mb_real){0, -1, 0}; /* unbound while absent (calloc gave param 0) */
     TRY(expect_object(c, e, path));
 
     /* the type (required, so that other kinds can come) decides the keys */
@@ -2185,6 +2252,8 @@ void mb_desc_free(mb_desc* d) {
   free(d->param_name);
   free(d->param_value);
   free(d->param_rule);
+  for (int i = 0; i < d->nexpr && d->expr; i++) mb_expr_free(&d->expr[i]);
+  free(d->expr);
   free(d->ground_marker);
   for (int i = 0; i < d->nbody && d->body; i++) free(d->body[i].marker);
   free(d->body);

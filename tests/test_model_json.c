@@ -58,7 +58,8 @@ static const struct {
      "string \"100\""},
     {"param_name_chars.json", MB_ERR_MODEL, "parameters.spring length",
      "only letters, digits and '_'"},
-    {"mass_string.json", MB_ERR_MODEL, "bodies[0].mass", "got string \"1 kg\""},
+    {"mass_string.json", MB_ERR_MODEL, "bodies[0].mass",
+     "expression \"1 kg\": at column 3: unexpected 'k' after a complete expression"},
     {"mass_negative.json", MB_ERR_MODEL, "bodies[1].mass", "must be > 0 (got -1)"},
     {"mass_zero.json", MB_ERR_MODEL, "bodies[0].mass", "must be > 0 (got 0)"},
     {"mass_missing.json", MB_ERR_MODEL, "bodies[0].mass", "missing"},
@@ -1090,16 +1091,17 @@ static void expect_failure(const char* text, const char* source, const char* pat
   mb_desc_free(&d);
 }
 
-/* each number replaced by a string that is not a parameter reference */
+/* each number replaced by a string that is neither a parameter reference nor an expression (a
+   number with its unit) */
 static void visit_string(cJSON* root, cJSON* item, const char* path, const char* source) {
-  static char text[] = "12";
+  static char text[] = "12 m";
   int type = item->type;
   item->type = cJSON_String;
   item->valuestring = text;
   char* json = cJSON_PrintUnformatted(root);
   item->type = type;
   item->valuestring = NULL;
-  expect_failure(json, source, path, "got string \"12\"");
+  expect_failure(json, source, path, "\"12 m\"");
   free(json);
 }
 

@@ -5,16 +5,64 @@
 #define MBOPT_DESC_H
 
 #include <signal.h>
+#include <stddef.h>
 
 #include "mbopt/status.h"
 
 #define MB_NAME_LEN 64
 
-/* A scalar of the description: a literal, or the current value of a named parameter. */
+/* A scalar of the description: a literal, the current value of a named parameter, or the value
+   of an expression of parameters. */
 typedef struct mb_real {
   double value; /* the number used by the compiler */
-  int param;    /* index in mb_desc.param_name, or -1 for a literal */
+  int param;    /* index in mb_desc.param_name, or -1 for a literal or an expression */
+  int expr;     /* 1 + index in mb_desc.expr for an expression, else 0 */
 } mb_real;
+
+/* ---------------------------------------------------------------------------------------------
+   Expressions: arithmetic on parameters and numbers wherever a parameter may stand, e.g.
+   "-$r", "2 * $L", "$m * 9.81 / 4", "sqrt($k / $m)" (docs/model-format.md, Expressions):
+   + - * / ^ (power, right-associative, binding tighter than a sign), parentheses, the functions
+   sqrt exp log sin cos tan asin acos atan atan2 abs min max, the constant pi, and parameters as
+   "$name" or "$name[i]". */
+
+#define MB_EXPR_MAX_OPS 256  /* operations of one expression */
+#define MB_EXPR_MAX_DEPTH 64 /* nesting of parentheses and signs */
+
+typedef struct mb_expr_op {
+  int code;     /* what the step does (core/expr.c) */
+  int param;    /* a parameter's value: its index */
+  double value; /* a number */
+} mb_expr_op;
+
+/* A parsed expression: a postfix program over the parameters, and what the scalar it gives must
+   satisfy, as the loader checked it (min: 0 any finite value, 1 >= 0, 2 > 0; where: its JSON
+   path). */
+typedef struct mb_expr {
+  char* text; /* the source, for messages */
+  mb_expr_op* op;
+  int nop;
+  int min;
+  char where[96];
+} mb_expr;
+
+/* Resolves a parameter reference (the text after '$': "k" or "u[2]") to its index, or returns -1
+   with the reason in why. */
+typedef int (*mb_expr_resolve)(const char* name, char* why, size_t why_size, void* user);
+
+/* Parses text into e; returns 0, or -1 with why saying where and what is wrong ("at column 7:
+   expected ')'"), e left empty. Free e with mb_expr_free. */
+int mb_expr_parse(const char* text, mb_expr_resolve resolve, void* user, mb_expr* e, char* why,
+                  size_t why_size);
+
+/* The value of e at the parameters' values; with seed >= 0 also its derivative with respect to
+   parameter `seed` in *derivative (may be NULL). */
+double mb_expr_eval(const mb_expr* e, const double* param_value, int seed, double* derivative);
+
+/* 1 when e reads parameter `param` */
+int mb_expr_depends(const mb_expr* e, int param);
+
+void mb_expr_free(mb_expr* e);
 
 typedef enum mb_func_type {
   MB_FUNC_CONSTANT,   /* f = coef[0] */
@@ -311,6 +359,8 @@ typedef struct mb_desc {
   char (*param_name)[MB_NAME_LEN]; /* (nparam) */
   double* param_value;             /* (nparam) */
   mb_param_rule* param_rule;       /* (nparam) or NULL: no rule known */
+  mb_expr* expr;                   /* (nexpr) the expressions scalars are the values of */
+  int nexpr;
 
   mb_marker_desc* ground_marker; /* (nground_marker) markers fixed in the global frame */
   int nground_marker;
@@ -355,12 +405,17 @@ mb_status mb_desc_parse_json(const char* text, const char* source, mb_desc* d, m
 /* Calls visit on every scalar of d (in_function = 1 for the coefficients of time functions). */
 void mb_desc_visit(mb_desc* d, void (*visit)(mb_real* r, int in_function, void* user), void* user);
 
-/* Sets parameter p to value: every scalar of d bound to it takes the value (d must be compiled
-   again for the change to reach a model). Out-of-range p is ignored. */
+/* 1 when scalar r depends on parameter p: bound to it, or an expression that reads it. */
+int mb_real_depends(const mb_desc* d, const mb_real* r, int p);
+
+/* Sets parameter p to value: every scalar of d bound to it takes the value, and every expression
+   reading it is evaluated again (d must be compiled again for the change to reach a model).
+   Out-of-range p is ignored. */
 void mb_desc_set_param(mb_desc* d, int p, double value);
 
-/* Checks that parameter p may take value (finite, and within the rule the loader recorded);
-   returns MB_ERR_MODEL with err naming the parameter, the scalar bound to it and the rule. */
+/* Checks that parameter p may take value (finite, and within the rule the loader recorded, and
+   every expression reading it finite and within its rule); returns MB_ERR_MODEL with err naming
+   the parameter, the scalar bound to it and the rule. */
 mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* err);
 
 /* How many parameters gradients have (the columns of a gradient), and the parameter of column k. */
