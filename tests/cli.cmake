@@ -132,6 +132,10 @@ mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa can
   compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${CMAKE_BINARY_DIR}/out/none)
 mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
   optimize problems/fivebar.json --out ${CMAKE_BINARY_DIR}/out/none --quiet)
+add_test(NAME cli_run_options_everywhere
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
+          ${CMAKE_BINARY_DIR}/out/run-options
+  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 add_test(NAME cli_optimize_interrupted
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_interrupt.sh $<TARGET_FILE:mbopt>
           ${CMAKE_BINARY_DIR}/out/interrupted
