@@ -62,7 +62,8 @@ static void compare_help(FILE* out) {
   fprintf(out,
           "Usage: mbopt compare SPEC.json [options]\n"
           "Runs the optimisation of SPEC.json from the same start with several algorithms and\n"
-          "prints a table (final objective, evaluations, gradient evaluations, seconds, status).\n"
+          "prints a table (status, final objective, evaluations, gradient evaluations, seconds,\n"
+          "feasible).\n"
           "Writes DIR/comparison.json, DIR/<algorithm>/history.csv and summary.json, and the\n"
           "convergence plot DIR/convergence.svg (best objective against evaluations; gnuplot).\n\n"
           "Options:\n"
