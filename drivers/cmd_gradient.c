@@ -18,8 +18,8 @@ static void gradient_help(FILE* out) {
           "respect to every parameter of its \"parameters\" table.\n\n"
           "Options:\n"
           "  --method M       forward (direct differentiation), adjoint (discrete adjoint) or\n"
-          "                   auto: the faster for this spec, predicted from a few measured\n"
-          "                   steps (default: the spec's \"sensitivity\", else auto)\n"
+          "                   auto: adjoint when the parameters outnumber the functionals,\n"
+          "                   else forward (default: the spec's \"sensitivity\", else auto)\n"
           "  --checkpoint K   adjoint only: store every K-th state and recompute the segments\n"
           "                   in between (less memory, about one more simulation)\n");
   cli_run_options_help(out, 19, CLI_REFRESH_DEFAULT, 1);
@@ -76,10 +76,6 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
   cJSON_AddStringToObject(o, "reason", info->reason);
   if (info->method == MB_METHOD_ADJOINT)
     cJSON_AddNumberToObject(o, "memory_bytes", (double)info->memory_bytes);
-  if (info->predicted_forward > 0) {
-    cJSON_AddNumberToObject(o, "predicted_forward_seconds", info->predicted_forward);
-    cJSON_AddNumberToObject(o, "predicted_adjoint_seconds", info->predicted_adjoint);
-  }
   cJSON_AddNumberToObject(o, "seconds", seconds);
   cli_print_json(o);
   cJSON_Delete(o);

@@ -2,7 +2,7 @@
 # Regenerates results/adjoint/: simulation, forward-gradient and adjoint-gradient times of the
 # B-spline-driven five-bar at p = 10, 100, 1000 parameters (measured side by side by
 # `mbopt bench`, fastest of 3 runs), and the method `auto` picks at p = 5 (the five-bar
-# benchmark) and at p = 10, 100, 1000, with its predictions.
+# benchmark) and at p = 10, 100, 1000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=results/adjoint
@@ -20,7 +20,7 @@ table="$out/table.md"
   echo "benchmark \`problems/fivebar.json\` (5 parameters, 3 functionals). Seconds are the fastest of 3 runs"
   echo "on the machine that ran the script; the ratios to one simulation are what carries over."
   echo
-  echo "| problem | p | simulation s | forward s (x sim) | adjoint s (x sim) | auto picks | auto predicted adjoint / forward s |"
+  echo "| problem | p | m | simulation s | forward s (x sim) | adjoint s (x sim) | auto picks |"
   echo "|---|---|---|---|---|---|---|"
 } > "$table"
 
@@ -29,13 +29,12 @@ run() {
   $mbopt bench "$spec" --repeat 3 --no-fd --json > "$out/bench_$name.json"
   $mbopt gradient "$spec" --json > "$out/gradient_auto_$name.json"
   local b="$out/bench_$name.json" g="$out/gradient_auto_$name.json"
-  local sim fwd adj p method reason pa pf
+  local sim fwd adj p nf method
   sim=$(field "$b" simulation_seconds); fwd=$(field "$b" forward_seconds)
-  adj=$(field "$b" adjoint_seconds); p=$(field "$b" parameters)
+  adj=$(field "$b" adjoint_seconds); p=$(field "$b" parameters); nf=$(field "$b" functionals)
   method=$(field "$g" method)
-  pa=$(field "$g" predicted_adjoint_seconds); pf=$(field "$g" predicted_forward_seconds)
-  awk -v n="$name" -v p="$p" -v s="$sim" -v f="$fwd" -v a="$adj" -v m="$method" -v pa="$pa" -v pf="$pf" \
-    'BEGIN { printf "| %s | %d | %.4f | %.4f (%.2f) | %.4f (%.2f) | %s | %.3g / %.3g |\n", n, p, s, f, f / s, a, a / s, m, pa, pf }' >> "$table"
+  awk -v n="$name" -v p="$p" -v nf="$nf" -v s="$sim" -v f="$fwd" -v a="$adj" -v m="$method" \
+    'BEGIN { printf "| %s | %d | %d | %.4f | %.4f (%.2f) | %.4f (%.2f) | %s |\n", n, p, nf, s, f, f / s, a, a / s, m }' >> "$table"
 }
 
 run fivebar problems/fivebar.json

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mbopt/gradient.h"
 #include "mbopt/sensitivity.h"
 #include "testing.h"
 
@@ -61,6 +62,40 @@ int main(void) {
                grad[k], seed001[k]);
       mbt_check(&t, fabs(grad[k] - seed001[k]) < 1e-3, what, fabs(grad[k] - seed001[k]), 1e-3);
     }
+  } else {
+    t.failed++;
+  }
+  mb_desc_free(&d);
+
+  /* auto: the adjoint when the parameters outnumber the functionals (m = 3 here), else forward;
+     both give the same gradient of the parameters asked for */
+  mb_model* m = mbt_load("problems/fivebar.json", &d);
+  if (m) {
+    m->opt.t_end = 0.2;
+    const int chosen[5] = {0, 1, 2, 3, 4};
+    const mb_method expected[6] = {0,
+                                   MB_METHOD_FORWARD,
+                                   MB_METHOD_FORWARD,
+                                   MB_METHOD_FORWARD,
+                                   MB_METHOD_ADJOINT,
+                                   MB_METHOD_ADJOINT};
+    for (int p = 1; p <= 5; p++) {
+      d.gradient_param = chosen, d.ngradient_param = p;
+      mb_gradient_info info;
+      mb_error err;
+      double g[15], forward_g[15];
+      const int ran = mb_gradient(&d, m, MB_METHOD_AUTO, 0, psi, g, &info, &err) == MB_OK &&
+                      mb_gradient(&d, m, MB_METHOD_FORWARD, 0, psi, forward_g, NULL, &err) == MB_OK;
+      double worst = 0;
+      for (int i = 0; ran && i < 3 * p; i++)
+        worst = fmax(worst, fabs(g[i] - forward_g[i]) / fmax(1, fabs(forward_g[i])));
+      snprintf(what, sizeof what, "auto at p = %d, m = 3: %s", p,
+               ran ? mb_method_name(info.method) : "failed");
+      if (!ran) printf("     %s\n", err.message);
+      mbt_check(&t, ran && info.method == expected[p] && worst < 1e-9, what, worst, 1e-9);
+    }
+    d.gradient_param = NULL, d.ngradient_param = 0;
+    mb_model_free(m);
   } else {
     t.failed++;
   }
