@@ -24,7 +24,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 for spec in problems/*.json problems/*/*.json tests/models/ok/*.json; do
   extra=()
   case $spec in problems/vehicle/*) extra=(--t-end 1) ;; esac
-  OPENBLAS_NUM_THREADS=1 $mbopt gradient "$spec" "${extra[@]}" --json >"$tmp/g.json" 2>/dev/null || continue
+  OPENBLAS_NUM_THREADS=1 $mbopt gradient "$spec" "${extra[@]}" --method auto --json >"$tmp/g.json" 2>/dev/null || continue
   OPENBLAS_NUM_THREADS=1 $mbopt bench "$spec" "${extra[@]}" --repeat 3 --no-fd --threads 1 --json >"$tmp/b.json" 2>/dev/null || continue
   p=$(field "$tmp/b.json" parameters); m=$(field "$tmp/b.json" functionals)
   f=$(field "$tmp/b.json" forward_over_simulation); a=$(field "$tmp/b.json" adjoint_over_simulation)
