@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mbopt needs, only those that are missing (non-interactive).
 set -euo pipefail
-packages=(cmake make gcc libnlopt-dev libopenblas-dev liblapacke-dev libsuitesparse-dev libcjson-dev
+packages=(cmake make gcc g++ libnlopt-dev libopenblas-dev liblapacke-dev libsuitesparse-dev libcjson-dev
           gnuplot-nox clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do

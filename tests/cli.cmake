@@ -4,7 +4,7 @@ function(mbopt_cli_test name expect_code regex one_line)
     COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:mbopt>;${ARGN}"
             -DEXPECT_CODE=${expect_code} "-DEXPECT_REGEX=${regex}" -DONE_LINE_STDERR=${one_line}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/run_cli.cmake
-    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()
 
 mbopt_cli_test(help 0 "Usage: mbopt COMMAND" 0 --help)
@@ -15,7 +15,7 @@ mbopt_cli_test(unknown_option 2 "unknown option '--stpe'" 1 simulate problems/fi
 mbopt_cli_test(bad_step 2 "--step: expected a positive number" 1 simulate problems/fivebar.json --step -1)
 mbopt_cli_test(missing_file 3 "cannot" 1 simulate tests/models/does-not-exist.json)
 mbopt_cli_test(simulate_fivebar 0 "status +completed" 0
-  simulate problems/fivebar.json --csv ${CMAKE_BINARY_DIR}/fivebar.csv)
+  simulate problems/fivebar.json --csv ${PROJECT_BINARY_DIR}/fivebar.csv)
 mbopt_cli_test(simulate_json 0 "\"status\":\"completed\"" 0
   simulate problems/slider_crank.json --t-end 0.1 --json)
 # the summary's functionals: the five-bar benchmark's psi (../shared/benchmarks: 0.7268777,
@@ -28,7 +28,7 @@ mbopt_cli_test(simulate_csv_unwritable 3 "cannot write" 1
   simulate problems/fivebar.json --csv /nonexistent-dir/out.csv)
 
 # every malformed or non-physical model: exit code 3 and one error line naming the file
-file(GLOB bad_models RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/models/bad/*.json)
+file(GLOB bad_models RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/models/bad/*.json)
 foreach(model ${bad_models})
   get_filename_component(stem ${model} NAME_WE)
   mbopt_cli_test(bad_${stem} 3 "${stem}\\.json" 1 simulate ${model})
@@ -36,8 +36,8 @@ endforeach()
 
 # models that load but cannot be assembled or integrated: message and exit code from the table
 # tests/models/fail/expect.txt, one "file;exit code;regular expression" per line
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/models/fail/expect.txt)
-file(STRINGS ${CMAKE_SOURCE_DIR}/tests/models/fail/expect.txt fail_cases REGEX "^[^#]")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/models/fail/expect.txt)
+file(STRINGS ${PROJECT_SOURCE_DIR}/tests/models/fail/expect.txt fail_cases REGEX "^[^#]")
 foreach(case ${fail_cases})
   list(GET case 0 model)
   list(GET case 1 code)
@@ -98,52 +98,52 @@ mbopt_cli_test(gradient_auto_reason 0 "method +adjoint \\(p = 100 parameters > m
 # auto is reproducible: ten runs, one method and the same digits
 add_test(NAME cli_gradient_auto_ten_runs
   COMMAND bash -c "for i in 1 2 3 4 5 6 7 8 9 10; do $<TARGET_FILE:mbopt> gradient problems/fivebar.json --t-end 1 --json | sed 's/,\"seconds\":.*//'; done | sort -u | wc -l | grep -qx 1"
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 
 # optimisation through the command line
 mbopt_cli_test(optimize_help 0 "Usage: mbopt optimize" 0 optimize --help)
 mbopt_cli_test(compare_help 0 "Usage: mbopt compare" 0 compare --help)
 mbopt_cli_test(optimize_springs 0 "lbfgs +converged" 0
-  optimize problems/fivebar_springs.json --out ${CMAKE_BINARY_DIR}/out/optimize-springs --quiet)
+  optimize problems/fivebar_springs.json --out ${PROJECT_BINARY_DIR}/out/optimize-springs --quiet)
 mbopt_cli_test(compare_springs 0 "bobyqa +converged" 0
   compare problems/fivebar_springs.json --algorithms lbfgs,slsqp,mma,bobyqa
-  --out ${CMAKE_BINARY_DIR}/out/compare-springs --quiet)
+  --out ${PROJECT_BINARY_DIR}/out/compare-springs --quiet)
 mbopt_cli_test(optimize_failed_points 1 "evaluation_failed" 0
-  optimize tests/models/opt/chain_fails_below.json --out ${CMAKE_BINARY_DIR}/out/chain --quiet)
+  optimize tests/models/opt/chain_fails_below.json --out ${PROJECT_BINARY_DIR}/out/chain --quiet)
 mbopt_cli_test(optimize_bad_algorithm 2 "--algorithm: unknown algorithm 'simplex'" 1
-  optimize problems/fivebar_springs.json --algorithm simplex --out ${CMAKE_BINARY_DIR}/out/bad --quiet)
+  optimize problems/fivebar_springs.json --algorithm simplex --out ${PROJECT_BINARY_DIR}/out/bad --quiet)
 mbopt_cli_test(version 0 "^mbopt [0-9]+\\.[0-9]+\\.[0-9]+\n$" 0 --version)
 # every command that simulates takes the run options; the start follows --set
 mbopt_cli_test(optimize_run_options 0 "Ls1 +2\\.3\n" 0
   optimize problems/fivebar_springs.json --set Ls1=2.3 --t-end 0.5 --step=2e-3 --maxeval 1
-  --out ${CMAKE_BINARY_DIR}/out/optimize-run-options --quiet)
+  --out ${PROJECT_BINARY_DIR}/out/optimize-run-options --quiet)
 mbopt_cli_test(optimize_set_unknown 2 "--set: the spec has no parameter \"L1\"" 1
-  optimize problems/fivebar_springs.json --set L1=2.3 --out ${CMAKE_BINARY_DIR}/out/none --quiet)
+  optimize problems/fivebar_springs.json --set L1=2.3 --out ${PROJECT_BINARY_DIR}/out/none --quiet)
 # a constrained spec: compare picks algorithms that take constraints, and every one runs
 mbopt_cli_test(compare_constrained_defaults 0
   "slsqp +max_evaluations[^\n]*\nmma +max_evaluations[^\n]*\nccsaq +max_evaluations[^\n]*\ncobyla +max_evaluations" 0
   compare problems/control/governor_design.json --maxeval 2 --t-end 0.4
-  --out ${CMAKE_BINARY_DIR}/out/compare-constrained --quiet)
+  --out ${PROJECT_BINARY_DIR}/out/compare-constrained --quiet)
 # the start's objective (the spec's psi at its start, as simulate prints it: 71.42892281 over
 # 0.5 s) and the constraints at the result
 mbopt_cli_test(optimize_start_and_constraints 0
   "objective at the start 71\\.42892281\n  constraint overhang_min +[0-9.e-]+ +>= 0\n  constraint overhang_max +[0-9.e-]+ +>= 0\nfeasible\n" 0
   optimize problems/control/governor_design.json --maxeval 2 --t-end 0.5
-  --out ${CMAKE_BINARY_DIR}/out/optimize-governor-start --quiet)
+  --out ${PROJECT_BINARY_DIR}/out/optimize-governor-start --quiet)
 mbopt_cli_test(compare_algorithm_typo 2 "--algorithms: unknown algorithm 'mmaa' \\(did you mean mma\\?" 1
-  compare problems/control/governor_design.json --algorithms slsqp,mmaa --out ${CMAKE_BINARY_DIR}/out/none)
+  compare problems/control/governor_design.json --algorithms slsqp,mmaa --out ${PROJECT_BINARY_DIR}/out/none)
 mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa cannot run" 1
-  compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${CMAKE_BINARY_DIR}/out/none)
+  compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${PROJECT_BINARY_DIR}/out/none)
 mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
-  optimize problems/fivebar.json --out ${CMAKE_BINARY_DIR}/out/none --quiet)
+  optimize problems/fivebar.json --out ${PROJECT_BINARY_DIR}/out/none --quiet)
 add_test(NAME cli_run_options_everywhere
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
-          ${CMAKE_BINARY_DIR}/out/run-options
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+          ${PROJECT_BINARY_DIR}/out/run-options
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_optimize_interrupted
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_interrupt.sh $<TARGET_FILE:mbopt>
-          ${CMAKE_BINARY_DIR}/out/interrupted
-  WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+          ${PROJECT_BINARY_DIR}/out/interrupted
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 
 # parameters set on the command line and from an optimisation's results
 mbopt_cli_test(simulate_set 0 "status +completed" 0

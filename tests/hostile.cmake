@@ -6,7 +6,7 @@ foreach(line ${hostile_lines})
   string(REGEX REPLACE "^case_([a-z0-9_]+)\\(\\).*" "\\1" case "${line}")
   add_test(NAME hostile_${case}
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hostile/run.sh $<TARGET_FILE:mbopt>
-            ${CMAKE_BINARY_DIR}/hostile ${case}
-    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+            ${PROJECT_BINARY_DIR}/hostile ${case}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(hostile_${case} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -9,6 +9,10 @@
 
 #include "mbopt/status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MB_NAME_LEN 64
 
 /* A scalar of the description: a literal, the current value of a named parameter, or the value
@@ -424,5 +428,9 @@ int mb_desc_gradient_param(const mb_desc* d, int k);
 
 /* Index of a named parameter, or -1. */
 int mb_desc_param_index(const mb_desc* d, const char* name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

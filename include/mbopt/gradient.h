@@ -8,6 +8,10 @@
 
 #include "mbopt/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum mb_method { MB_METHOD_AUTO, MB_METHOD_FORWARD, MB_METHOD_ADJOINT } mb_method;
 
 /* Name of a method ("auto", "forward", "adjoint"), and the method of a name (-1 if unknown). */
@@ -27,5 +31,9 @@ typedef struct mb_gradient_info {
    checkpoint-th state for the adjoint. info (may be NULL) says which method ran and why. */
 mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, int checkpoint,
                       double* psi, double* grad, mb_gradient_info* info, mb_error* err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,4 +1,5 @@
-/* mbopt: gradient-based design optimisation of multibody systems. Umbrella header. */
+/* mbopt: gradient-based design optimisation of multibody systems. Umbrella header: every public
+   header of the library. */
 #ifndef MBOPT_MBOPT_H
 #define MBOPT_MBOPT_H
 
@@ -7,5 +8,9 @@
 #include "mbopt/desc.h"
 #include "mbopt/model.h"
 #include "mbopt/simulate.h"
+#include "mbopt/sensitivity.h"
+#include "mbopt/gradient.h"
+#include "mbopt/optimize.h"
+#include "mbopt/optim.h"
 
 #endif

@@ -8,6 +8,10 @@
 
 #include "mbopt/desc.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MB_LABEL_LEN 96
 
 /* Basic elements of the natural coordinates. */
@@ -276,5 +280,9 @@ void mb_lvec_eval(const mb_model* m, int lv, const double* q, double* v);
 
 /* Evaluates time function f at t: value, first and second derivative (each may be NULL). */
 void mb_func_eval(const mb_model* m, int f, double t, double* value, double* rate, double* accel);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

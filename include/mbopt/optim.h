@@ -21,6 +21,10 @@
 
 #include "mbopt/status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum mbo_algorithm {
   MBO_LBFGS,      /* limited-memory BFGS; gradient, bounds only */
   MBO_SLSQP,      /* sequential quadratic programming; gradient, inequalities and equalities */
@@ -157,5 +161,9 @@ mb_status mbo_run(mbo_optimizer* opt, double* x, mbo_result* result, mb_error* e
    signal handler or from the observer. A request made while no run is going stops the next run
    before its first evaluation; the flag is cleared when a run ends. opt may be NULL. */
 void mbo_interrupt(mbo_optimizer* opt);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "mbopt/desc.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One evaluation, as it happens: x (nvar, design variables in the order of the spec's
    "optimization.parameters"), the objective and the constraint functionals (ncon), whether
    gradients were computed and whether the point failed (then objective, c, df and dc are
@@ -72,5 +76,9 @@ mb_status mb_optimize_resume(mb_desc* desc, const char* algorithm, const mb_opt_
    the spec's): an objective and design variables, a known algorithm, bounds and constraints it
    takes. Returns MB_OK, or the status mb_optimize would fail with and err naming the spec key. */
 mb_status mb_optimize_check(const mb_desc* desc, const char* algorithm, mb_error* err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "mbopt/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Tangent model: a model-shaped struct with the same sizes and integer arrays as m, whose real
    arrays hold the partial derivatives of m's real arrays with respect to one parameter:
    lvec_const, term_W, con_value, pres_value, pres_rate, force_k, force_c, force_l0, force_f0,
@@ -53,5 +57,9 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
    (may be NULL) receives the bytes the trajectory took. */
 mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
                       double* psi, double* grad, size_t* memory, mb_error* err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include "mbopt/model.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Called after the initial assembly and at every output time; a non-zero return stops the run. */
 typedef int (*mb_observer)(const mb_model* m, const mb_data* d, void* user);
 
@@ -33,5 +37,9 @@ void mb_sensors(const mb_model* m, mb_data* d);
 /* Kinetic, gravitational and elastic energy of the current state, J (pointers may be NULL). */
 void mb_energy(const mb_model* m, const mb_data* d, double* kinetic, double* gravity,
                double* elastic);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,6 +2,10 @@
 #ifndef MBOPT_STATUS_H
 #define MBOPT_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One list generates both the enum and the messages, so codes and texts never drift apart.
    Positive codes are recoverable (a caller may retry, for instance with a smaller step);
    negative codes are fatal for the run. */
@@ -43,5 +47,9 @@ void mb_error_clear(mb_error* err);
  */
 mb_status mb_error_set(mb_error* err, mb_status status, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -3,6 +3,10 @@
 #ifndef MBOPT_VERSION_H
 #define MBOPT_VERSION_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MBOPT_VERSION_MAJOR 0
 #define MBOPT_VERSION_MINOR 1
 #define MBOPT_VERSION_PATCH 0
@@ -13,5 +17,9 @@
 
 /* The library's version, "MAJOR.MINOR.PATCH" (MBOPT_VERSION_STRING of the build). */
 const char* mb_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
