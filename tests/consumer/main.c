@@ -1,4 +1,5 @@
-/* A program of another project linking mbopt: the version and one description parsed. */
+/* A program of another project linking mbopt (as a subdirectory, through find_package or
+   pkg-config): the version and one description parsed. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,6 @@ int main(void) {
   mb_error err;
   const int ok = strcmp(mb_version(), MBOPT_VERSION_STRING) == 0 &&
                  mb_desc_parse_json("{\"dimension\": 5}", "consumer", &d, &err) == MB_ERR_MODEL;
-  printf("%s: mbopt %s as a subdirectory\n", ok ? "PASS" : "FAIL", mb_version());
+  printf("%s: linked mbopt %s\n", ok ? "PASS" : "FAIL", mb_version());
   return ok ? 0 : 1;
 }
