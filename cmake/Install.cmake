@@ -1,6 +1,6 @@
 # cmake --install: the mbopt command, the static and shared libraries, the headers, a CMake
-# package (find_package(mbopt) gives mbopt::mbopt, the shared library, and mbopt::mbopt_static)
-# and a pkg-config file (pkg-config --cflags --libs mbopt).
+# package (find_package(mbopt) gives mbopt::mbopt, the shared library, and mbopt::mbopt_static),
+# a pkg-config file (pkg-config --cflags --libs mbopt), the docs and the example programs.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS mbopt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -9,6 +9,11 @@ install(TARGETS mbopt_shared mbopt_lib mbopt_deps EXPORT mboptTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mbopt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/api.md
+              ${PROJECT_SOURCE_DIR}/docs/model-format.md ${PROJECT_SOURCE_DIR}/docs/model.schema.json
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/examples/simulate.c ${PROJECT_SOURCE_DIR}/examples/gradient.c
+              ${PROJECT_SOURCE_DIR}/examples/optimize.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 set(MBOPT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mbopt)
 install(EXPORT mboptTargets NAMESPACE mbopt:: FILE mboptTargets.cmake DESTINATION ${MBOPT_CMAKE_DIR})

@@ -14,4 +14,9 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046
 cc "$here/../consumer/main.c" $(pkg-config --cflags --libs mbopt) -o "$work/consumer_pkgconfig"
 LD_LIBRARY_PATH=$prefix/lib "$work/consumer_pkgconfig"
+# the docs and the examples are installed too
+[ -f "$prefix/share/doc/mbopt/api.md" ] && [ -f "$prefix/share/doc/mbopt/examples/gradient.c" ] || {
+  echo "FAIL docs or examples not installed"
+  exit 1
+}
 echo "PASS find_package (shared and static) and pkg-config against $prefix"
