@@ -1,6 +1,7 @@
 # cmake --install: the mbopt command, the static and shared libraries, the headers, a CMake
 # package (find_package(mbopt) gives mbopt::mbopt, the shared library, and mbopt::mbopt_static),
-# a pkg-config file (pkg-config --cflags --libs mbopt), the docs and the example programs.
+# a pkg-config file (pkg-config --cflags --libs mbopt), the Python package
+# (PREFIX/lib/python3/dist-packages/mbopt), the docs and the example programs.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS mbopt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -23,6 +24,10 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mboptConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/mboptConfig.cmake ${PROJECT_BINARY_DIR}/mboptConfigVersion.cmake
         DESTINATION ${MBOPT_CMAKE_DIR})
+
+# the Python package, beside the shared library it loads (PREFIX/lib)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/mbopt DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
+        PATTERN __pycache__ EXCLUDE)
 
 # pkg-config: the prefix found from the file's own place, so that any --prefix works
 file(RELATIVE_PATH MBOPT_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)

@@ -2,7 +2,7 @@
 # Installs the Debian packages mbopt needs, only those that are missing (non-interactive).
 set -euo pipefail
 packages=(cmake make gcc g++ libnlopt-dev libopenblas-dev liblapacke-dev libsuitesparse-dev libcjson-dev
-          gnuplot-nox clang libclang-rt-dev)
+          gnuplot-nox clang libclang-rt-dev python3 python3-numpy python3-scipy python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -12,5 +12,6 @@
 #include "mbopt/gradient.h"
 #include "mbopt/optimize.h"
 #include "mbopt/optim.h"
+#include "mbopt/binding.h"
 
 #endif

@@ -14,6 +14,9 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046
 cc "$here/../consumer/main.c" $(pkg-config --cflags --libs mbopt) -o "$work/consumer_pkgconfig"
 LD_LIBRARY_PATH=$prefix/lib "$work/consumer_pkgconfig"
+# the Python package, importable from the installed folder, finds the installed library
+PYTHONPATH=$prefix/lib/python3/dist-packages /usr/bin/python3 -c \
+  "import mbopt; assert mbopt.version() and mbopt.__file__.startswith('$prefix'); print('PASS: python', mbopt.version())"
 # the docs and the examples are installed too
 [ -f "$prefix/share/doc/mbopt/api.md" ] && [ -f "$prefix/share/doc/mbopt/examples/gradient.c" ] || {
   echo "FAIL docs or examples not installed"
