@@ -14,7 +14,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/docs/api.md
               ${PROJECT_SOURCE_DIR}/docs/model-format.md ${PROJECT_SOURCE_DIR}/docs/model.schema.json
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/examples/simulate.c ${PROJECT_SOURCE_DIR}/examples/gradient.c
-              ${PROJECT_SOURCE_DIR}/examples/optimize.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+              ${PROJECT_SOURCE_DIR}/examples/optimize.c ${PROJECT_SOURCE_DIR}/examples/threads.c
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
 set(MBOPT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mbopt)
 install(EXPORT mboptTargets NAMESPACE mbopt:: FILE mboptTargets.cmake DESTINATION ${MBOPT_CMAKE_DIR})
