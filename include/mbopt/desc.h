@@ -304,7 +304,8 @@ typedef enum mb_linear_solver {
   MB_LINEAR_KLU     /* SuiteSparse's KLU (partial pivoting) and LDL */
 } mb_linear_solver;
 
-/* Integrator settings (seed 001, section 2). */
+/* Integrator settings (Dopico et al., "Forward sensitivity analysis of the index-3 augmented
+   Lagrangian formulation with projections", section 2). */
 typedef struct mb_settings {
   double t_end;               /* s */
   double step;                /* s */

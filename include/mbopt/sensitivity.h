@@ -1,5 +1,6 @@
 /* Parameter derivatives of the model, functionals, and forward (direct differentiation)
-   sensitivity analysis of ALI3-P (seed 001, section 3). */
+   sensitivity analysis of ALI3-P (Dopico et al., "Forward sensitivity analysis of the
+   index-3 augmented Lagrangian formulation with projections", section 3). */
 #ifndef MBOPT_SENSITIVITY_H
 #define MBOPT_SENSITIVITY_H
 

@@ -70,9 +70,9 @@ RA_AXIS = (math.sin(ALPHA_ST), math.cos(ALPHA_ST), 0.0)
 R_SPRING_TOP = (X_R + 0.10, 0.45, 0.72)
 R_SPRING_BOT = (X_R + 0.10, 0.60, 0.30)
 
-FRONT_POINT = (X_F + 0.40, 0.0, 0.50)  # "point 1" of seed 003 sec. 10.2.1: front of the chassis
+FRONT_POINT = (X_F + 0.40, 0.0, 0.50)  # "point 1" of López Varela et al. 2023, sec. 10.2.1: front of the chassis
 
-# step_descent.json (seed 003: 1 cm step descent at 3 m/s), see README.md "step_descent"
+# step_descent.json (López Varela et al. 2023: 1 cm step descent at 3 m/s), see README.md "step_descent"
 K_TYRE, C_TYRE = 1.5e5, 300.0   # N/m, N s/m radial, per tyre
 C_SLIP_X, C_SLIP_Y, MU = 3.0e4, 3.0e4, 0.9   # N/(m/s) slip stiffnesses, friction coefficient
 V0 = 3.0                        # m/s, straight run
@@ -246,7 +246,7 @@ def build(preload=None):
     outputs.append({"name": "E", "type": "total_energy"})
 
     model = {
-        "name": "light off-road buggy (seed 003 sec. 10.2)",
+        "name": "light off-road buggy",
         "dimension": 3,
         "gravity": [0, 0, -G],
         "parameters": params,
@@ -416,7 +416,7 @@ def on_tyres(model, loads, name, v0, road, slip):
 
 def step_descent(model, loads):
     """Straight run at V0 over a 1 cm step down at x = STEP_X; comfort objective."""
-    sd, defl = on_tyres(model, loads, "buggy on tyres: 1 cm step descent at 3 m/s (seed 003 10.2)",
+    sd, defl = on_tyres(model, loads, "buggy on tyres: 1 cm step descent at 3 m/s",
                         V0, {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}}, (C_SLIP_X, C_SLIP_Y))
     sd["outputs"].append({"name": "wheel_fl_omega", "type": "angular_velocity", "body": "W_fl"})
     sd["outputs"].append({"name": "wheel_fr_omega", "type": "angular_velocity", "body": "W_fr"})
@@ -452,7 +452,7 @@ def lane_change_rack(t):
 
 def double_lane_change(model, loads):
     """ISO 3888-1 style double lane change at V_DLC with the rack driven open loop; roll objective."""
-    sd, _ = on_tyres(model, loads, "buggy on tyres: double lane change at 10 m/s (seed 003 10.2.2)",
+    sd, _ = on_tyres(model, loads, "buggy on tyres: double lane change at 10 m/s",
                      V_DLC, None, SLIP_DLC)
     times = [round(i * DLC_TABLE_DT, 6) for i in range(int(round(T_END_DLC / DLC_TABLE_DT)) + 1)]
     rack = [round(lane_change_rack(t), 9) for t in times]
@@ -475,7 +475,7 @@ def double_lane_change(model, loads):
 def cg_height(dlc):
     """The double lane change with the chassis centre-of-mass height as the design variable."""
     sd = copy.deepcopy(dlc)
-    sd["name"] = "buggy: chassis CoM height for the double lane change (seed 000)"
+    sd["name"] = "buggy: chassis CoM height for the double lane change"
     sd["parameters"] = dict(sd["parameters"], z_cg=Z_CG)
     sd["bodies"][0]["com"] = [0, 0, "$z_cg"]
     sd["optimization"] = {"parameters": {"z_cg": {"lower": ZCG_BOUNDS[0], "upper": ZCG_BOUNDS[1]}},
