@@ -65,7 +65,8 @@ static void compare_help(FILE* out) {
           "prints a table (status, final objective, evaluations, gradient evaluations, seconds,\n"
           "feasible).\n"
           "Writes DIR/comparison.json, DIR/<algorithm>/history.csv and summary.json, and the\n"
-          "convergence plot DIR/convergence.svg (best objective against evaluations; gnuplot).\n\n"
+          "convergence plot DIR/convergence.svg (best feasible objective against evaluations;\n"
+          "gnuplot).\n\n"
           "Options:\n"
           "  --algorithms A,B,C    algorithms to compare (default " DEFAULT_ALGORITHMS
           ",\n"
@@ -87,7 +88,7 @@ static void compare_help(FILE* out) {
 typedef struct run_files {
   const mb_desc* desc;
   cli_staged history;
-  cli_staged best; /* evaluation and best objective so far, for the plot */
+  cli_staged best; /* evaluation and best feasible objective so far, for the plot */
   double best_f;
   int progress, maxeval;
   /* the summary's start (the first evaluation: x, then the constraints; NaN until seen, and
@@ -146,7 +147,8 @@ static void observe(const mb_opt_evaluation* e, void* user) {
     for (int k = 0; k < e->ncon; k++) rf->start[e->nvar + k] = e->failed ? NAN : e->c[k];
   }
   if (!e->failed) keep_point(rf, e); /* without it the summary's constraints stay unknown */
-  if (!e->failed && e->objective < rf->best_f) rf->best_f = e->objective;
+  /* the best feasible objective: an infeasible point's lower one is no progress to plot */
+  if (e->feasible && e->objective < rf->best_f) rf->best_f = e->objective;
   if (isfinite(rf->best_f)) {
     fprintf(rf->best.f, "%d %.17g\n", e->index, rf->best_f);
     fflush(rf->best.f);
@@ -700,8 +702,8 @@ static void gnuplot_quote(FILE* g, const char* text) {
   fputc('\'', g);
 }
 
-/* convergence plot with gnuplot: best objective against evaluations, log scale. The script is
-   fixed; the spec's name, the folder and the algorithms enter it only as quoted strings. The
+/* convergence plot with gnuplot: best feasible objective against evaluations, log scale. The script
+   is fixed; the spec's name, the folder and the algorithms enter it only as quoted strings. The
    plot is drawn beside its name and renamed into place. */
 static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
   char svg[CLI_PATH_MAX], part[CLI_PATH_MAX], data[CLI_PATH_MAX];
@@ -715,8 +717,8 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
   fprintf(g, "\nset title ");
   gnuplot_quote(g, spec);
   fprintf(g,
-          " . ': best objective against evaluations' noenhanced\n"
-          "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best objective'\n"
+          " . ': best feasible objective against evaluations' noenhanced\n"
+          "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best feasible objective'\n"
           "set key top right noenhanced\nset grid\nplot ");
   for (int i = 0; i < n; i++) {
     if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written, so it fits */

@@ -344,6 +344,10 @@ static double violation(const mbo_optimizer* o, const double* c) {
   return v;
 }
 
+int mbo_feasible(const mbo_optimizer* opt, const double* c) {
+  return violation(opt, c) <= FEASIBILITY_TOL;
+}
+
 /* Keeps the cached evaluation when it beats the best: feasible before infeasible, then the lower
    penalised objective among feasible points or the lower violation among infeasible ones. */
 static void record_best(mbo_optimizer* o) {

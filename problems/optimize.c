@@ -148,7 +148,8 @@ static void observe(int evaluation, const double* x, double f, const double* c, 
       .seconds = b->current_replayed ? b->done[b->replayed - 1].seconds : now() - b->start,
       .df = gradients ? b->df : NULL,
       .dc = gradients && o->ncon ? b->dc : NULL,
-      .replayed = b->current_replayed};
+      .replayed = b->current_replayed,
+      .feasible = !failed && mbo_feasible(b->opt, c)};
   b->observer(&e, b->user);
 }
 

@@ -136,6 +136,10 @@ mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa can
   compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${PROJECT_BINARY_DIR}/out/none)
 mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
   optimize problems/fivebar.json --out ${PROJECT_BINARY_DIR}/out/none --quiet)
+add_test(NAME cli_best_feasible
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_best_feasible.sh $<TARGET_FILE:mbopt>
+          ${PROJECT_BINARY_DIR}/out/best-feasible
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_run_options_everywhere
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
           ${PROJECT_BINARY_DIR}/out/run-options

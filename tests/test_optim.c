@@ -287,6 +287,15 @@ static void test_feasibility(mbt_tally* t) {
         mbt_check(t, ran && r.feasible && r.violation <= 1e-8, what, ran ? r.violation : NAN, 1e-8);
     }
   }
+  /* the rule alone, on the plane's constraints: x1 + x2 + x3 = 1 and -1 <= x1 - x2 <= 0.2 */
+  mbo_optimizer* rule = setup(&problems[5], MBO_SLSQP, problems[5].eval, NULL, 1);
+  const double at_optimum[2] = {1, 0.2}, within[2] = {1 + 5e-9, 0.2}, off[2] = {1 + 2e-8, 0.2};
+  mbt_check(t,
+            rule && mbo_feasible(rule, at_optimum) && mbo_feasible(rule, within) &&
+                !mbo_feasible(rule, off),
+            "mbo_feasible: on the bounds, 5e-9 off, not 2e-8 off", 0, 0);
+  mbo_destroy(rule);
+
   /* without constraints every point is feasible */
   mbo_optimizer* o = setup(&problems[0], MBO_LBFGS, problems[0].eval, NULL, 1);
   double x[NMAX];

@@ -146,6 +146,11 @@ void mbo_set_eval(mbo_optimizer* opt, mbo_eval fn, void* user);
 /* Sets the observer called after every evaluation (fn may be NULL for none). */
 void mbo_set_observer(mbo_optimizer* opt, mbo_observer fn, void* user);
 
+/* 1 when the constraint values c (as the callback returns them) meet every constraint within
+   the feasibility tolerance of mbo_result (1e-8 relative to max(1, |bound|)); 1 without
+   constraints. */
+int mbo_feasible(const mbo_optimizer* opt, const double* c);
+
 /* Runs the optimisation. x (n, physical units) is the start, clamped into the bounds, and
    receives the best point evaluated: the feasible point (violation <= 1e-8 relative to
    max(1, |bound|)) of least objective, a violation v within that tolerance counting as

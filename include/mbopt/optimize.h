@@ -27,6 +27,7 @@ typedef struct mb_opt_evaluation {
   const double* df;
   const double* dc;
   int replayed; /* taken from the record of a resumed run (mb_optimize_resume) */
+  int feasible; /* not failed, and every constraint met (see mb_opt_result) */
 } mb_opt_evaluation;
 
 typedef void (*mb_opt_observer)(const mb_opt_evaluation* e, void* user);
