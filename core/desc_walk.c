@@ -129,6 +129,14 @@ mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* e
   return check_expressions(d, p, value, err);
 }
 
+mb_status mb_desc_set_named(mb_desc* d, const char* name, double value, mb_error* err) {
+  const int k = mb_desc_param_index(d, name);
+  if (k < 0) return mb_error_set(err, MB_ERR_ARGUMENT, "the spec has no parameter \"%s\"", name);
+  const mb_status st = mb_desc_check_param(d, k, value, err);
+  if (st == MB_OK) mb_desc_set_param(d, k, value);
+  return st;
+}
+
 int mb_desc_gradient_count(const mb_desc* d) {
   return d->gradient_param ? d->ngradient_param : d->nparam;
 }

@@ -54,18 +54,10 @@ int cli_exit_code(mb_status st) {
 }
 
 int cli_set_named(mb_desc* d, const char* name, double value, const char* where) {
-  const int k = mb_desc_param_index(d, name);
-  if (k < 0) {
-    cli_error("%s: the spec has no parameter \"%s\"", where, name);
-    return CLI_USAGE;
-  }
   mb_error err;
-  if (mb_desc_check_param(d, k, value, &err) != MB_OK) {
-    cli_error("%s: %s", where, err.message);
-    return CLI_USAGE;
-  }
-  mb_desc_set_param(d, k, value);
-  return CLI_OK;
+  if (mb_desc_set_named(d, name, value, &err) == MB_OK) return CLI_OK;
+  cli_error("%s: %s", where, err.message);
+  return CLI_USAGE;
 }
 
 /* Sets parameter NAME of d from "NAME=VALUE" (option --set); prints why not and returns an exit

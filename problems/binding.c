@@ -87,15 +87,10 @@ const char* mb_binding_design_name(const mb_desc* d, int v) {
 
 mb_status mb_binding_set_parameter(mb_desc* d, const char* name, double value, char* message,
                                    size_t size) {
-  const int k = mb_desc_param_index(d, name);
-  if (k < 0) return fail(message, size, MB_ERR_ARGUMENT, "no parameter \"%s\"", name);
   mb_error err;
-  if (mb_desc_check_param(d, k, value, &err) != MB_OK) {
-    put(message, size, err.message);
-    return err.status;
-  }
-  mb_desc_set_param(d, k, value);
-  return MB_OK;
+  const mb_status st = mb_desc_set_named(d, name, value, &err);
+  if (st != MB_OK) put(message, size, err.message);
+  return st;
 }
 
 mb_status mb_binding_set_span(mb_desc* d, double t_end, double step, char* message, size_t size) {

@@ -423,6 +423,10 @@ void mb_desc_set_param(mb_desc* d, int p, double value);
    the parameter, the scalar bound to it and the rule. */
 mb_status mb_desc_check_param(const mb_desc* d, int p, double value, mb_error* err);
 
+/* Sets the parameter called `name` to value after mb_desc_check_param: MB_ERR_ARGUMENT when d has
+   no such parameter, MB_ERR_MODEL when the value breaks a rule; err says which. */
+mb_status mb_desc_set_named(mb_desc* d, const char* name, double value, mb_error* err);
+
 /* How many parameters gradients have (the columns of a gradient), and the parameter of column k. */
 int mb_desc_gradient_count(const mb_desc* d);
 int mb_desc_gradient_param(const mb_desc* d, int k);
