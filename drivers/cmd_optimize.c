@@ -232,16 +232,15 @@ static cJSON* summary_json(const mb_desc* d, const double* x, const mb_opt_resul
    does not exist: prints why, with the nearest name, and returns 0. */
 static int known_algorithm(const char* option, const char* name) {
   if (mbo_algorithm_parse(name) >= 0) return 1;
+  const char* names[32];
   char known[256] = "";
-  const char* nearest = NULL;
-  size_t best = 3; /* farther than two edits is no suggestion */
-  for (int a = 0; strcmp(mbo_algorithm_name((mbo_algorithm)a), "?"); a++) {
-    const char* candidate = mbo_algorithm_name((mbo_algorithm)a);
+  size_t n = 0;
+  for (; n < 32 && strcmp(mbo_algorithm_name((mbo_algorithm)n), "?"); n++) {
+    names[n] = mbo_algorithm_name((mbo_algorithm)n);
     const size_t len = strlen(known);
-    snprintf(known + len, sizeof known - len, "%s%s", a ? ", " : "", candidate);
-    const size_t d = cli_edit_distance(name, candidate);
-    if (d < best) best = d, nearest = candidate;
+    snprintf(known + len, sizeof known - len, "%s%s", n ? ", " : "", names[n]);
   }
+  const char* nearest = cli_nearest(name, names, n);
   if (nearest)
     cli_error("%s: unknown algorithm '%s' (did you mean %s? known: %s)", option, name, nearest,
               known);

@@ -63,7 +63,9 @@ static int store(const cli_option* o, const char* value) {
   return 0;
 }
 
-size_t cli_edit_distance(const char* a, const char* b) {
+/* edits (insertions, deletions, substitutions) from a to b; names longer than 32 characters are
+   not compared (32 is returned) */
+static size_t edit_distance(const char* a, const char* b) {
   enum { LONGEST = 32 };
   const size_t na = strlen(a), nb = strlen(b);
   if (na > LONGEST || nb > LONGEST) return LONGEST;
@@ -83,19 +85,26 @@ size_t cli_edit_distance(const char* a, const char* b) {
   return row[nb];
 }
 
+const char* cli_nearest(const char* name, const char* const* candidates, size_t n) {
+  const char* closest = NULL;
+  size_t best = 3; /* farther than two edits is no suggestion */
+  for (size_t k = 0; k < n; k++) {
+    const size_t d = edit_distance(name, candidates[k]);
+    if (d < best) best = d, closest = candidates[k];
+  }
+  return closest;
+}
+
 static void unknown_option(const char* command, const char* arg, size_t name_length,
                            const cli_option* options, size_t noptions) {
   char name[40];
   snprintf(name, sizeof name, "%.*s", (int)(name_length < sizeof name - 1 ? name_length : 39), arg);
-  const cli_option* closest = NULL;
-  size_t best = 3; /* farther than two edits is no suggestion */
-  for (size_t k = 0; k < noptions; k++) {
-    const size_t d = cli_edit_distance(name, options[k].name);
-    if (d < best) best = d, closest = &options[k];
-  }
+  const char* names[64];
+  for (size_t k = 0; k < noptions; k++) names[k] = options[k].name;
+  const char* closest = cli_nearest(name, names, noptions);
   if (closest)
     cli_error("%s: unknown option '%s' (did you mean %s? see 'mbopt %s --help')", command, name,
-              closest->name, command);
+              closest, command);
   else
     cli_error("%s: unknown option '%s' (see 'mbopt %s --help')", command, name, command);
 }

@@ -37,9 +37,9 @@ typedef struct cli_option {
 int cli_parse_options(const char* command, int argc, char** argv, const cli_option* options,
                       size_t noptions, int spec_required, const char** spec);
 
-/* Edits (insertions, deletions, substitutions) from a to b, for "did you mean"; names longer
-   than 32 characters are not compared (32 is returned). */
-size_t cli_edit_distance(const char* a, const char* b);
+/* The candidate nearest to name for "did you mean", within two edits (insertions, deletions,
+   substitutions; the first of equals), or NULL. */
+const char* cli_nearest(const char* name, const char* const* candidates, size_t n);
 
 /* The exit code of a command whose parsing returned `code` (not CLI_OK): for CLI_HELP the help
    printed on stdout and 0, else code. */
