@@ -10,11 +10,10 @@ mbopt=build/mbopt
 field() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 {
   echo "# The method auto picks, against the faster one measured"
   echo
-  echo "Produced by \`scripts/results-auto.sh\` on a $(nproc)-core ${cpu:-unknown processor}."
+  echo "Produced by \`scripts/results-auto.sh\`."
   echo "\`mbopt bench --repeat 3 --no-fd --threads 1\` times both gradients side by side (fastest of"
   echo "3, in simulations of the same spec); \`mbopt gradient\` says what \`auto\` picks."
   echo
@@ -33,4 +32,9 @@ for spec in problems/*.json problems/*/*.json tests/models/ok/*.json; do
   printf '| %s | %d | %d | %.2f | %.2f | %s | %s%s |\n' "$spec" "$p" "$m" "$f" "$a" "$faster" "$method" \
     "$([ "$faster" = "$method" ] || echo ' (slower)')" >>"$out"
 done
+# the machine (scripts/lib/build_sides.py, as the other benchmark scripts describe it)
+{
+  echo
+  python3 -c 'import sys; sys.path.insert(0, "scripts/lib"); import build_sides as b; print(b.md_machine(b.machine()))'
+} >>"$out"
 cat "$out"
