@@ -403,6 +403,7 @@ mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
   d->have_unwrap = 0;
 
   if ((st = assemble_positions(m, d, F, J, x, err)) != MB_OK) goto done;
+  if (m->opt.equilibrium && (st = mb_equilibrium(m, d, err)) != MB_OK) goto done;
   if ((st = check_redundancy(m, d, J, err)) != MB_OK) goto done;
   if ((st = assemble_velocities(m, d, J, x, F, err)) != MB_OK) goto done;
   st = assemble_accelerations(m, d, err);

@@ -276,6 +276,43 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, double alpha, const double*
    MB_ERR_SINGULAR (ali3p.c). */
 mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram, mb_error* err);
 
+/* The static balance of the initial configuration (equilibrium.c): at the positions of d, at
+   t = 0 and at rest, the residual
+     F = [ (Phi_q^T lambda + P_q^T mu - Q) / scale ;  Phi ;  P - values ]
+   of the constraints Phi and the held initial values P (the prescriptions with a value, in the
+   constraints' form: an angle theta held at v as sin(theta - v), as MB_CON_ANGLE writes it), with
+   the multipliers y = (lambda, mu) / scale, and its Jacobian with respect to (q, y)
+     A = [ (K + H_lambda + H_mu) / scale   Phi_q^T   P_q^T ]
+         [ Phi_q                           0         0     ]
+         [ P_q                             0         0     ]
+   (K = -dQ/dq, H the Hessians of the rows weighted by their multipliers). The coordinates of
+   controller states are held: their force rows read dq = 0. */
+typedef struct mb_balance {
+  int n;        /* unknowns: nq + ncon + npv */
+  int npv;      /* prescribed values */
+  int* pres;    /* (npv) their prescriptions */
+  double scale; /* force scale, N: the largest applied force at the configuration it was set at */
+  double* y;    /* (ncon + npv) scaled multipliers */
+  double* F;    /* (n) residual */
+  double* A;    /* (n x n) Jacobian, row-major */
+  unsigned char* held; /* (nq) 1 for the coordinates of controller states */
+  double* work;
+} mb_balance;
+
+mb_balance* mb_balance_create(const mb_model* m);
+void mb_balance_free(mb_balance* b);
+
+/* Sets the state of d to rest at t = 0 (d->qd, d->qdd zeroed), the force scale from the forces
+   there and the multipliers y that balance them best (least squares). */
+mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b);
+
+/* F, and A when jacobian, at the positions of d with the multipliers b->y (d at rest, t = 0). */
+void mb_balance_eval(const mb_model* m, mb_data* d, mb_balance* b, int jacobian);
+
+/* Moves the positions of d from an assembled configuration to the static equilibrium, to
+   round-off (m->opt.equilibrium). */
+mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err);
+
 /* dense least squares (lstsq.c): the minimum-norm solution of A X = B (rows x n, column-major,
    destroyed) for nrhs right-hand sides, B column-major with leading dimension ldb >= max(rows, n)
    receiving X; rank (may be NULL) at relative threshold 1e-12. MB_ERR_LINALG when LAPACK

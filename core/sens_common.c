@@ -425,6 +425,104 @@ static int assembly_rows(const mb_model* m, int level, int* which) {
   return rows;
 }
 
+/* Positions of an assembly: d(rows)/dq q_rho = -d(rows)/drho, with the buffers of sens_initial */
+static mb_status assembled_positions(const mb_model* m, mb_data* d, sens_ws* ws, int* which,
+                                     double* B, int ld, double* rows_q, double* par,
+                                     mb_error* err) {
+  const int nq = m->nq, p = ws->p;
+  const int rows = assembly_rows(m, 0, which);
+  mb_status st;
+  for (int r = 0; r < rows; r++) mbd_expr_rows(m, d, which[r], rows_q + (size_t)r * nq, NULL, NULL);
+  for (int k = 0; k < p; k++) {
+    if (!sens_active(ws, k, d->t)) continue;
+    for (int r = 0; r < rows; r++) {
+      mbd_expr_param(m, ws->dm[k], d, which[r], par);
+      B[(size_t)k * ld + r] = -par[0];
+    }
+  }
+  const int moved = nonzero((size_t)ld * p, B);
+  int rank = nq;
+  if (p > 0 && (st = mbu_least_squares_rows(rows, nq, p, rows_q, B, ld, &rank)) != MB_OK) return st;
+  /* an under-determined assembly (fewer independent rows than coordinates, redundant rows
+     counted once) ends where its iteration happens to stop: its sensitivity is defined only
+     when the parameters do not move it */
+  if (rank < nq && moved)
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "initial: the parameters move the initial configuration, which the "
+                        "\"initial\" entries leave undetermined (%d of %d coordinates fixed): "
+                        "prescribe one coordinate per degree of freedom, or start in static "
+                        "equilibrium",
+                        rank, nq);
+  for (int k = 0; k < p; k++)
+    memcpy(ws->qr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
+  return MB_OK;
+}
+
+/* Positions of a static equilibrium: the balance's Jacobian A (at the equilibrium, with the
+   multipliers that balance it) times [q_rho; y_rho] = the explicit derivatives of the balance,
+   (Q_rho - (dPhi_q/drho)^T lambda - (dP_q/drho)^T mu) / scale, -Phi_rho and -P_rho. The minimum-
+   norm solution leaves the motions nothing resists alone; a parameter that pushes along one has
+   no derivative of its equilibrium. */
+static mb_status equilibrium_positions(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
+  const int nq = m->nq, nc = m->ncon, p = ws->p;
+  const double t = d->t;
+  mb_balance* b = mb_balance_create(m);
+  double* saved = malloc(sizeof(double) * (2 * (size_t)nq + nc + 1));
+  double *B = NULL, *X = NULL;
+  mb_status st = MB_ERR_MEMORY;
+  if (!b || !saved) goto done;
+  const int n = b->n;
+  B = calloc((size_t)n * p + 1, sizeof(double));
+  X = calloc((size_t)n * p + 1, sizeof(double));
+  if (!B || !X) goto done;
+  memcpy(saved, d->qd, sizeof(double) * nq);
+  memcpy(saved + nq, d->qdd, sizeof(double) * nq);
+  memcpy(saved + 2 * nq, d->lambda, sizeof(double) * nc);
+  if ((st = mb_balance_setup(m, d, b)) != MB_OK) goto restore;
+  mb_balance_eval(m, d, b, 1);
+  for (int i = 0; i < nc; i++) d->lambda[i] = b->y[i] * b->scale;
+  for (int k = 0; k < p; k++) {
+    if (!sens_active(ws, k, d->t)) continue;
+    double *col = B + (size_t)k * n, *r = ws->rhs, par[3];
+    sens_explicit_dynamics(m, d, ws, k, r, col + nq);
+    for (int j = 0; j < b->npv; j++) {
+      const int row = nc + b->pres[j];
+      mbd_expr_rows_param(m, ws->dm[k], d, row, -b->y[nc + j] * b->scale, r);
+      mbd_expr_param(m, ws->dm[k], d, row, par);
+      col[nq + nc + j] = -par[0];
+    }
+    for (int i = 0; i < nq; i++) col[i] = b->held[i] ? 0 : r[i] / b->scale;
+  }
+  memcpy(X, B, sizeof(double) * (size_t)n * p);
+  if (p > 0 && (st = mbu_least_squares_rows(n, n, p, b->A, X, n, NULL)) != MB_OK) goto restore;
+  for (int k = 0; k < p; k++) {
+    /* the columns the balance's Jacobian cannot reach */
+    const double* x = X + (size_t)k * n;
+    double *col = B + (size_t)k * n, size = mbu_norm_inf(n, col);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) col[i] -= b->A[(size_t)i * n + j] * x[j];
+    if (mbu_norm_inf(n, col) > 1e-6 * size) {
+      st = mb_error_set(err, MB_ERR_MODEL,
+                        "initial: parameter %d pushes the static equilibrium along a motion that "
+                        "nothing resists, so the equilibrium has no derivative: hold that "
+                        "coordinate with an entry of \"initial\"",
+                        k);
+      goto restore;
+    }
+    memcpy(ws->qr + (size_t)k * nq, x, sizeof(double) * nq);
+  }
+  st = MB_OK;
+restore:
+  d->t = t;
+  memcpy(d->qd, saved, sizeof(double) * nq);
+  memcpy(d->qdd, saved + nq, sizeof(double) * nq);
+  memcpy(d->lambda, saved + 2 * nq, sizeof(double) * nc);
+done:
+  mb_balance_free(b);
+  free(saved), free(B), free(X);
+  return st;
+}
+
 mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err) {
   const int nq = m->nq, nc = m->ncon, p = ws->p;
   const int maxrows = nc + m->npres;
@@ -441,35 +539,13 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   memset(ws->qddr, 0, sizeof(double) * nq * ws->ncol);
   memset(ws->lamr, 0, sizeof(double) * nc * ws->ncol);
 
-  /* positions: d(rows)/dq q_rho = -d(rows)/drho */
-  int rows = assembly_rows(m, 0, which);
-  for (int r = 0; r < rows; r++) mbd_expr_rows(m, d, which[r], rows_q + (size_t)r * nq, NULL, NULL);
-  for (int k = 0; k < p; k++) {
-    if (!sens_active(ws, k, d->t)) continue;
-    for (int r = 0; r < rows; r++) {
-      mbd_expr_param(m, ws->dm[k], d, which[r], par);
-      B[(size_t)k * ld + r] = -par[0];
-    }
-  }
-  const int moved = nonzero((size_t)ld * p, B);
-  int rank = nq;
-  if (p > 0 && (st = mbu_least_squares_rows(rows, nq, p, rows_q, B, ld, &rank)) != MB_OK) goto done;
-  /* an under-determined assembly (fewer independent rows than coordinates, redundant rows
-     counted once) ends where its iteration happens to stop: its sensitivity is defined only
-     when the parameters do not move it */
-  if (rank < nq && moved) {
-    st = mb_error_set(err, MB_ERR_MODEL,
-                      "initial: the parameters move the initial configuration, which the "
-                      "\"initial\" entries leave undetermined (%d of %d coordinates fixed): "
-                      "prescribe one coordinate per degree of freedom",
-                      rank, nq);
-    goto done;
-  }
-  for (int k = 0; k < p; k++)
-    memcpy(ws->qr + (size_t)k * nq, B + (size_t)k * ld, sizeof(double) * nq);
+  /* positions */
+  st = m->opt.equilibrium ? equilibrium_positions(m, d, ws, err)
+                          : assembled_positions(m, d, ws, which, B, ld, rows_q, par, err);
+  if (st != MB_OK) goto done;
 
   /* velocities: rows qd_rho = -(d(rows qd)/dq q_rho + d(rows qd)/drho) + d(rate)/drho */
-  rows = assembly_rows(m, 1, which);
+  int rows = assembly_rows(m, 1, which);
   memset(rows_q, 0, sizeof(double) * (size_t)maxrows * nq);
   memset(rows_v, 0, sizeof(double) * (size_t)maxrows * nq);
   memset(B, 0, sizeof(double) * (size_t)ld * p);
@@ -489,7 +565,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
       B[(size_t)k * ld + r] = v;
     }
   }
-  rank = nq;
+  int rank = nq;
   if (p > 0 && (st = mbu_least_squares_rows(rows, nq, p, rows_q, B, ld, &rank)) != MB_OK) goto done;
   /* the minimum-norm velocities of an under-determined system have a simple derivative only
      when they vanish */

@@ -77,6 +77,9 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   if (r->redundant)
     printf("redundant    %d of the constraints at t = 0 (dependent: %s)\n", r->redundant,
            r->dependent);
+  if (o->equilibrium)
+    printf("initial      static equilibrium: %d Newton iterations, unbalanced force %.2e N\n",
+           r->equilibrium_iterations, r->equilibrium_residual);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g, %s linear solver\n",
          o->beta, o->gamma, o->step, o->penalty, mb_model_linear_solver(m));
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)", d->t,
@@ -122,6 +125,10 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddNumberToObject(o, "substepped_steps", r->substepped_steps);
   cJSON_AddNumberToObject(o, "redundant_constraints", r->redundant);
   if (r->redundant) cJSON_AddStringToObject(o, "dependent", r->dependent);
+  if (m->opt.equilibrium) {
+    cJSON_AddNumberToObject(o, "equilibrium_iterations", r->equilibrium_iterations);
+    cJSON_AddNumberToObject(o, "equilibrium_residual", r->equilibrium_residual);
+  }
   cJSON_AddNumberToObject(o, "max_phi", r->max_phi);
   cJSON_AddNumberToObject(o, "max_phid", r->max_phid);
   cJSON_AddNumberToObject(o, "max_phidd", r->max_phidd);

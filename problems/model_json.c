@@ -1532,11 +1532,30 @@ static mb_status read_initial(json_ctx* c, const cJSON* root) {
   static const char* const joint_keys[] = {"joint", "angle",      "translation",
                                            "rate",  "coordinate", NULL};
   static const char* const marker_keys[] = {"marker", "component", "value", "rate", NULL};
-  char path[PATH_LEN], sub[PATH_LEN];
+  static const char* const section_keys[] = {"equilibrium", "coordinates", NULL};
+  char path[PATH_LEN], sub[PATH_LEN], where[PATH_LEN] = "initial";
   mb_desc* d = c->d;
-  const cJSON* list;
+  const cJSON* list = get(root, "initial");
   int i = 0;
-  TRY(member_list(c, root, "initial", &list));
+  /* either the list of coordinates, or {"equilibrium": bool, "coordinates": list} */
+  if (cJSON_IsObject(list)) {
+    const cJSON* eq = get(list, "equilibrium");
+    TRY(check_keys(c, list, "initial", section_keys));
+    if (eq) {
+      char what[64];
+      if (!cJSON_IsBool(eq))
+        return fail(c, "initial.equilibrium", "expected true or false, got %s",
+                    describe(eq, what, sizeof what));
+      d->settings.equilibrium = cJSON_IsTrue(eq);
+    }
+    list = get(list, "coordinates");
+    snprintf(where, sizeof where, "initial.coordinates");
+    if (list) TRY(expect_array(c, list, where));
+  } else if (list && !cJSON_IsArray(list)) {
+    char what[64];
+    return fail(c, "initial", "expected an array of coordinates or an object, got %s",
+                describe(list, what, sizeof what));
+  }
   if (!list) return MB_OK;
   TRY(alloc_array(c, (void**)&d->prescribe, cJSON_GetArraySize(list), sizeof *d->prescribe));
   d->nprescribe = cJSON_GetArraySize(list);
@@ -1544,7 +1563,7 @@ static mb_status read_initial(json_ctx* c, const cJSON* root) {
   for (const cJSON* e = list->child; e; e = e->next, i++) {
     mb_prescribe_desc* p = &d->prescribe[i];
     int kinds;
-    path_index(path, "initial", i);
+    path_index(path, where, i);
     p->joint = p->body = p->marker = p->component = -1;
     TRY(expect_object(c, e, path));
     kinds = (get(e, "body") != NULL) + (get(e, "joint") != NULL) + (get(e, "marker") != NULL);

@@ -325,7 +325,9 @@ typedef struct mb_settings {
   double tol_projection;      /* convergence of iterative projections */
   int exact_tangent;          /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */
   double tol_assembly;        /* initial assembly residual */
-  int max_assembly;           /* initial assembly iterations */
+  int max_assembly;           /* initial assembly iterations (and static equilibrium ones) */
+  int equilibrium;            /* 1: the initial positions are the static equilibrium under the
+                                 prescribed initial values (core/equilibrium.c) */
   int linear_solver;          /* mb_linear_solver */
   int refresh_each_iteration; /* 1: the Newton matrix refactorised at every iteration (Newton's
                                  method), 0: once per step, then chord iterations while they

@@ -196,6 +196,10 @@ typedef struct mb_report {
      joints (or drivers, or bodies) they belong to, "; "-separated */
   int redundant;
   char dependent[256];
+  /* the static equilibrium of the initial positions (settings.equilibrium): its Newton
+     iterations and the largest unbalanced force left, N */
+  int equilibrium_iterations;
+  double equilibrium_residual;
   double energy_initial; /* kinetic + gravity + elastic at t0, J */
   double energy_final;
   double work_nonconservative; /* work of dampers, actuators, external loads and drivers, J */

@@ -104,7 +104,7 @@ typedef struct mbo_result {
   int failed_evaluations;   /* calls that returned > 0 or non-finite values */
   char status[32];
   char message[160];
-  double seconds; /* wall-clock time of the run */
+  double seconds;   /* wall-clock time of the run */
   int feasible;     /* the returned point meets every constraint within the feasibility tolerance
                        (1e-8 relative to max(1, |bound|)); 1 without constraints */
   double violation; /* the returned point's largest constraint violation, relative as above (0

@@ -23,7 +23,8 @@ mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err);
 /* Advances one ALI3-P step of size m->opt.step: Newmark prediction, Newton iteration on positions
    with the augmented Lagrangian multiplier update, mass-orthogonal velocity and acceleration
    projections (Dopico et al., "Forward sensitivity analysis of the index-3 augmented Lagrangian
-   formulation with projections", eqs. 1-7). Returns MB_NEWTON_FAILED (recoverable) or a negative status. */
+   formulation with projections", eqs. 1-7). Returns MB_NEWTON_FAILED (recoverable) or a negative
+   status. */
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err);
 
 /* Assembles, then integrates from 0 to m->opt.t_end, calling obs (may be NULL) at t = 0 and every

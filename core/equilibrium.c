@@ -1,0 +1,300 @@
+/* Static equilibrium of the initial configuration: the positions where the forces at rest balance
+   the reactions of the joints and of the held initial coordinates,
+
+     Phi_q^T lambda + P_q^T mu = Q(q, 0, 0),   Phi(q, 0) = 0,   P(q) = values,
+
+   solved by Newton's method on (q, lambda, mu) from the assembled configuration. The Jacobian of
+   this balance (mb_balance_eval) also gives the equilibrium's sensitivities (sens_common.c).
+
+   Motions that nothing resists and nothing pushes (a wheel's spin, the position of a vehicle on a
+   flat road, whose tyres carry no force at rest) make the Jacobian singular: the minimum-norm
+   steps leave them where the assembly put them. A motion that nothing resists but something
+   pushes (a vehicle on a slope) has no equilibrium, and the iteration stops naming the body. The
+   force rows are divided by a force scale and the multipliers with them, so that the rank
+   decisions of the least-squares solves compare like with like. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mbopt/simulate.h"
+
+/* The most unknowns (coordinates, constraints and held coordinates) of the dense solves. */
+#define MAX_UNKNOWNS 6000
+
+/* Scratch of mb_balance: (nnz) K on the system pattern, (nq x nq) its dense copy, (ncon x nq)
+   Phi_q, (nq) a prescription's gradient, (2 x 3 x nq) the Jacobians of two linear vectors */
+static size_t work_size(const mb_model* m) {
+  const size_t nq = (size_t)m->nq;
+  return (size_t)m->structure->sys->nnz + nq * nq + (size_t)m->ncon * nq + nq + 6 * nq;
+}
+
+mb_balance* mb_balance_create(const mb_model* m) {
+  mb_balance* b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  for (int i = 0; i < m->npres; i++) b->npv += m->pres_has_value[i] != 0;
+  b->n = m->nq + m->ncon + b->npv;
+  b->scale = 1;
+  b->pres = malloc(sizeof(int) * ((size_t)b->npv + 1));
+  b->y = calloc((size_t)m->ncon + b->npv + 1, sizeof(double));
+  b->F = calloc((size_t)b->n + 1, sizeof(double));
+  b->A = malloc(sizeof(double) * ((size_t)b->n * b->n + 1));
+  b->held = calloc((size_t)m->nq + 1, 1);
+  b->work = malloc(sizeof(double) * (work_size(m) + 1));
+  if (!b->pres || !b->y || !b->F || !b->A || !b->held || !b->work) {
+    mb_balance_free(b);
+    return NULL;
+  }
+  for (int i = 0, k = 0; i < m->npres; i++)
+    if (m->pres_has_value[i]) b->pres[k++] = i;
+  for (int c = 0; c < m->nctrl; c++) memset(b->held + m->ctrl_qadr[c], 1, m->dim);
+  return b;
+}
+
+void mb_balance_free(mb_balance* b) {
+  if (!b) return;
+  free(b->pres), free(b->y), free(b->F), free(b->A), free(b->held), free(b->work);
+  free(b);
+}
+
+/* The value of held prescription i in the constraints' form at q, its gradient into row (nq) */
+static double held_row(const mb_model* m, int i, const double* q, double* row) {
+  memset(row, 0, sizeof(double) * m->nq);
+  return mb_con_eval(m, m->pres_kind[i], m->pres_lvec + 4 * i, m->pres_value[i], -1, 0, q, NULL,
+                     row, NULL);
+}
+
+mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
+  const int nq = m->nq, nc = m->ncon, ny = nc + b->npv;
+  d->t = 0;
+  memset(d->qd, 0, sizeof(double) * nq);
+  memset(d->qdd, 0, sizeof(double) * nq);
+  mb_constraints_positions(m, d);
+  mb_forces(m, d, 0);
+  double scale = 0;
+  for (int i = 0; i < nq; i++)
+    if (!b->held[i]) scale = fmax(scale, fabs(d->force[i]));
+  b->scale = scale > 0 && isfinite(scale) ? scale : 1;
+  /* the multipliers that balance the forces best: [Phi_q^T P_q^T] y = Q / scale */
+  const int ld = nq > ny ? nq : ny;
+  double* G = calloc((size_t)nq * ny + 1, sizeof(double));
+  double* rhs = calloc((size_t)ld + 1, sizeof(double));
+  double* row = calloc((size_t)nq + 1, sizeof(double));
+  mb_status st = MB_ERR_MEMORY;
+  if (!G || !rhs || !row) goto done;
+  double* phiq = b->work; /* (ncon x nq) */
+  mb_rows_to_dense(&m->structure->phiq, d->phiq, phiq);
+  for (int r = 0; r < nc; r++)
+    for (int i = 0; i < nq; i++) G[(size_t)i * ny + r] = phiq[(size_t)r * nq + i];
+  for (int j = 0; j < b->npv; j++) {
+    held_row(m, b->pres[j], d->q, row);
+    for (int i = 0; i < nq; i++) G[(size_t)i * ny + nc + j] = row[i];
+  }
+  for (int i = 0; i < nq; i++) {
+    if (b->held[i]) {
+      memset(G + (size_t)i * ny, 0, sizeof(double) * ny);
+      continue;
+    }
+    rhs[i] = d->force[i] / b->scale;
+  }
+  st = ny > 0 ? mbu_least_squares_rows(nq, ny, 1, G, rhs, ld, NULL) : MB_OK;
+  if (st == MB_OK) memcpy(b->y, rhs, sizeof(double) * ny);
+done:
+  free(G), free(rhs), free(row);
+  return st;
+}
+
+/* J (dim rows of nq, row-major) = d v / d q of linear vector lv */
+static void lvec_jacobian(const mb_model* m, int lv, double* J) {
+  memset(J, 0, sizeof(double) * 3 * m->nq);
+  for (int k = 0; k < m->dim; k++) {
+    double w[3] = {0, 0, 0};
+    w[k] = 1;
+    mb_lvec_add_jtw(m, lv, 1, w, J + (size_t)k * m->nq);
+  }
+}
+
+/* A[0:nq, 0:nq] (row stride n) += s times the Hessian of held prescription i, sum_j c_j a_j . b_j
+   in the constraints' form: the bilinear products have the Hessians J_a^T J_b + J_b^T J_a */
+static void add_prescribed_hessian(const mb_model* m, int i, double s, double* A, int n,
+                                   double* Ja) {
+  const int nq = m->nq, *lv = m->pres_lvec + 4 * i;
+  double* Jb = Ja + 3 * (size_t)nq;
+  const int angle = m->pres_kind[i] == MB_CON_ANGLE;
+  const double c[2] = {angle ? cos(m->pres_value[i]) : 1, -sin(m->pres_value[i])};
+  for (int j = 0; j < (angle ? 2 : 1); j++) {
+    lvec_jacobian(m, lv[2 * j], Ja);
+    lvec_jacobian(m, lv[2 * j + 1], Jb);
+    for (int k = 0; k < m->dim; k++) {
+      const double *a = Ja + (size_t)k * nq, *bb = Jb + (size_t)k * nq;
+      for (int r = 0; r < nq; r++) {
+        if (a[r] == 0 && bb[r] == 0) continue;
+        double* Ar = A + (size_t)r * n;
+        for (int col = 0; col < nq; col++) Ar[col] += s * c[j] * (a[r] * bb[col] + bb[r] * a[col]);
+      }
+    }
+  }
+}
+
+void mb_balance_eval(const mb_model* m, mb_data* d, mb_balance* b, int jacobian) {
+  const int nq = m->nq, nc = m->ncon, n = b->n;
+  const mb_structure* st = m->structure;
+  double *F = b->F, *A = b->A;
+  double* K = b->work;
+  double* dense = K + st->sys->nnz;
+  double* phiq = dense + (size_t)nq * nq;
+  double* row = phiq + (size_t)nc * nq;
+  double* Ja = row + nq;
+  mb_constraints_positions(m, d);
+  mb_forces(m, d, jacobian);
+  for (int i = 0; i < nq; i++) F[i] = -d->force[i] / b->scale;
+  mb_rows_mul_t(&st->phiq, d->phiq, b->y, 1, F);
+  memcpy(F + nq, d->phi, sizeof(double) * nc);
+  if (jacobian) memset(A, 0, sizeof(double) * n * n);
+  for (int j = 0; j < b->npv; j++) {
+    const int r = nq + nc + j;
+    const double mu = b->y[nc + j];
+    F[r] = held_row(m, b->pres[j], d->q, row);
+    for (int i = 0; i < nq; i++) F[i] += mu * row[i];
+    if (!jacobian) continue;
+    for (int i = 0; i < nq; i++) A[(size_t)r * n + i] = A[(size_t)i * n + r] = row[i];
+    if (mu != 0) add_prescribed_hessian(m, b->pres[j], mu, A, n, Ja);
+  }
+  if (jacobian) {
+    for (int u = 0; u < st->sys->nnz; u++) K[u] = d->stiff[u] / b->scale;
+    mb_constraints_add_hessian(m, d, b->y, 1, K);
+    mb_pattern_to_dense(st->sys, K, dense);
+    for (int i = 0; i < nq; i++)
+      for (int j = 0; j < nq; j++) A[(size_t)i * n + j] += dense[(size_t)i * nq + j];
+    mb_rows_to_dense(&st->phiq, d->phiq, phiq);
+    for (int r = 0; r < nc; r++)
+      for (int j = 0; j < nq; j++)
+        A[(size_t)(nq + r) * n + j] = A[(size_t)j * n + nq + r] = phiq[(size_t)r * nq + j];
+  }
+  for (int i = 0; i < nq; i++) {
+    if (!b->held[i]) continue;
+    F[i] = 0;
+    if (!jacobian) continue;
+    memset(A + (size_t)i * n, 0, sizeof(double) * n);
+    A[(size_t)i * n + i] = 1;
+  }
+}
+
+/* The name of a body coordinate i belongs to (a point shared by bodies: the first), or NULL. */
+static const char* coordinate_body(const mb_model* m, int i) {
+  for (int body = 0; body < m->nbody; body++) {
+    const int lvecs[4] = {m->body_origin[body], m->body_axes[3 * body], m->body_axes[3 * body + 1],
+                          m->dim == 3 ? m->body_axes[3 * body + 2] : -1};
+    for (int v = 0; v < 4; v++) {
+      if (lvecs[v] < 0) continue;
+      for (int k = m->lvec_termadr[lvecs[v]];
+           k < m->lvec_termadr[lvecs[v]] + m->lvec_termnum[lvecs[v]]; k++)
+        if (i >= m->term_qadr[k] && i < m->term_qadr[k] + m->dim)
+          return m->body_name + (size_t)MB_NAME_LEN * body;
+    }
+  }
+  return NULL;
+}
+
+/* 1 when the forces balance to round-off (relative to the force scale and the multipliers) and
+   the constraint and held rows hold to the assembly tolerance; *force: the largest unbalanced
+   force left, N. */
+static int balanced(const mb_model* m, const mb_balance* b, double* force) {
+  const int nq = m->nq;
+  *force = mbu_norm_inf(nq, b->F) * b->scale;
+  return *force <= 1e-10 * b->scale * (1 + mbu_norm_inf(m->ncon + b->npv, b->y)) &&
+         mbu_norm_inf(b->n - nq, b->F + nq) <= m->opt.tol_assembly;
+}
+
+static double merit(const mb_balance* b) {
+  double s = 0;
+  for (int i = 0; i < b->n; i++) s += b->F[i] * b->F[i];
+  return sqrt(s);
+}
+
+static mb_status not_found(const mb_model* m, const mb_balance* b, int iterations, mb_error* err) {
+  const int nq = m->nq;
+  const int worst = mbu_index_max_abs(b->n, b->F);
+  if (worst >= nq) {
+    const int r = worst - nq;
+    char held[32];
+    snprintf(held, sizeof held, "initial[%d]", r >= m->ncon ? b->pres[r - m->ncon] : 0);
+    return mb_error_set(err, MB_ERR_ASSEMBLY,
+                        "static equilibrium: cannot satisfy %s (residual %.3g after %d "
+                        "iteration%s)",
+                        r < m->ncon ? m->con_label + MB_LABEL_LEN * r : held, fabs(b->F[worst]),
+                        iterations, iterations == 1 ? "" : "s");
+  }
+  const char* body = coordinate_body(m, worst);
+  char where[MB_NAME_LEN + 32];
+  if (body)
+    snprintf(where, sizeof where, "body %s", body);
+  else
+    snprintf(where, sizeof where, "coordinate %d", worst);
+  return mb_error_set(err, MB_ERR_ASSEMBLY,
+                      "static equilibrium not found: the forces on %s do not balance (%.3g N left "
+                      "of %.3g N after %d iteration%s); a motion that nothing resists (a body "
+                      "without support, a vehicle on a slope) has no equilibrium: hold its "
+                      "coordinate with an entry of \"initial\"",
+                      where, fabs(b->F[worst]) * b->scale, b->scale, iterations,
+                      iterations == 1 ? "" : "s");
+}
+
+mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err) {
+  const int nq = m->nq, ny = m->ncon;
+  mb_balance* b = NULL;
+  double *x0 = NULL, *dx = NULL;
+  mb_status st = MB_ERR_MEMORY;
+  if (nq + m->ncon + m->npres > MAX_UNKNOWNS)
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "static equilibrium: %d coordinates, constraints and held coordinates, "
+                        "more than the %d its dense solves take",
+                        nq + m->ncon + m->npres, MAX_UNKNOWNS);
+  b = mb_balance_create(m);
+  if (!b) goto done;
+  const int n = b->n, nmult = ny + b->npv;
+  x0 = malloc(sizeof(double) * ((size_t)n + 1));
+  dx = malloc(sizeof(double) * ((size_t)n + 1));
+  if (!x0 || !dx || (st = mb_balance_setup(m, d, b)) != MB_OK) goto done;
+  mb_balance_eval(m, d, b, 0);
+  double norm = merit(b), force;
+  /* past the tolerances, a few more iterations take the residual to round-off, so that the
+     equilibrium is a smooth function of the parameters (finite differences rely on it) */
+  int it = 0, polish = 0;
+  for (;; it++) {
+    const int converged = balanced(m, b, &force);
+    if (converged && ++polish > 3) break;
+    if (!converged && it >= m->opt.max_assembly) break;
+    mb_balance_eval(m, d, b, 1);
+    for (int i = 0; i < n; i++) dx[i] = -b->F[i];
+    if ((st = mbu_least_squares_rows(n, n, 1, b->A, dx, n, NULL)) != MB_OK) goto done;
+    memcpy(x0, d->q, sizeof(double) * nq);
+    memcpy(x0 + nq, b->y, sizeof(double) * nmult);
+    /* the full Newton step, halved while it does not reduce the residual */
+    double step = 1, trial = INFINITY;
+    for (int k = 0; k < 30 && !(trial < norm); k++, step *= 0.5) {
+      for (int i = 0; i < nq; i++) d->q[i] = x0[i] + step * dx[i];
+      for (int i = 0; i < nmult; i++) b->y[i] = x0[nq + i] + step * dx[nq + i];
+      mb_balance_eval(m, d, b, 0);
+      trial = merit(b);
+    }
+    if (!(trial < norm)) { /* at round-off, or stuck */
+      memcpy(d->q, x0, sizeof(double) * nq);
+      memcpy(b->y, x0 + nq, sizeof(double) * nmult);
+      mb_balance_eval(m, d, b, 0);
+      break;
+    }
+    norm = trial;
+  }
+  const int converged = balanced(m, b, &force) && mbu_all_finite(nq, d->q);
+  d->report.equilibrium_iterations = it;
+  d->report.equilibrium_residual = force;
+  st = converged ? MB_OK : not_found(m, b, it, err);
+done:
+  if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
+  if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
+  free(x0), free(dx);
+  mb_balance_free(b);
+  return st;
+}
