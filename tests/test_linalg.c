@@ -209,9 +209,10 @@ static void check_methods(mbt_tally* t, unsigned* seed) {
 
 /* The same model factorised densely, by the block methods and by KLU: psi and the gradients of
    both sensitivity methods agree to the rounding the simulation and the sensitivities amplify,
-   psi_tol of psi and grad_tol of each gradient's norm. */
-static void check_model_solvers(mbt_tally* t, const char* path, double t_end, double psi_tol,
-                                double grad_tol) {
+   psi_tol of psi and grad_tol of each gradient's norm. The buggy's chassis is started upwards at
+   rate_z m/s (0: as the spec says). */
+static void check_model_solvers(mbt_tally* t, const char* path, double t_end, double rate_z,
+                                double psi_tol, double grad_tol) {
   const int solvers[3] = {MB_LINEAR_DENSE, MB_LINEAR_SPARSE, MB_LINEAR_KLU};
   mb_desc d;
   mb_error err;
@@ -222,6 +223,7 @@ static void check_model_solvers(mbt_tally* t, const char* path, double t_end, do
     return;
   }
   if (t_end > 0) d.settings.t_end = t_end;
+  if (rate_z != 0) mbt_buggy_bounce(&d, rate_z);
   const int p = d.nparam;
   double *psi0 = NULL, *grad0 = NULL;
   for (int s = 0; s < 3; s++) {
@@ -278,11 +280,11 @@ int main(void) {
   mbt_tally t = {0};
   unsigned seed = 20261122u;
   check_methods(&t, &seed);
-  check_model_solvers(&t, "problems/fivebar.json", 1, 1e-9, 1e-7);
-  check_model_solvers(&t, "problems/slider_crank.json", 0.5, 1e-9, 1e-7);
-  /* the buggy before the step: its comfort functional, the integral of a squared acceleration
-     that is nearly zero there, carries the rounding of the Newton corrections divided by
-     beta h^2 (about 1e-6 of it, 1e-9 over the whole run) */
-  check_model_solvers(&t, "problems/vehicle/step_descent.json", 0.05, 1e-5, 1e-5);
+  check_model_solvers(&t, "problems/fivebar.json", 1, 0, 1e-9, 1e-7);
+  check_model_solvers(&t, "problems/slider_crank.json", 0.5, 0, 1e-9, 1e-7);
+  /* the buggy before the step, which starts at rest on its suspension: its chassis is started
+     upwards at 0.1 m/s so that the comfort functional, the integral of a squared acceleration,
+     measures a motion rather than the rounding of the Newton corrections divided by beta h^2 */
+  check_model_solvers(&t, "problems/vehicle/step_descent.json", 0.05, 0.1, 1e-8, 1e-5);
   return mbt_finish(&t);
 }

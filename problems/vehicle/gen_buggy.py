@@ -7,8 +7,8 @@ Usage (from the repository root):
 
 Every body has the identity orientation in the design pose, so every marker is written as
 (global design point - body origin). The design pose is the static ride height: wheel centres at
-z = R_WHEEL (buggy.json has no tyres; the manoeuvres lower it by the static tyre deflections),
-chassis level.
+z = R_WHEEL (buggy.json has no tyres; the manoeuvres start from the static equilibrium on the
+tyres, which mbopt finds), chassis level.
 
 The spring preloads are computed so that the design pose is in static equilibrium when the
 wheel centres carry the vehicle's weight: the virtual velocities of every suspension body for a
@@ -368,23 +368,21 @@ def inline(model, names):
     return out
 
 
-def on_tyres(model, loads, name, v0, road, slip):
+def on_tyres(model, name, v0, road, slip):
     """The buggy on four tyres, rolling straight ahead at v0 (m/s) at t = 0.
 
-    The initial pose is the static one on the tyres: every wheel centre is lowered by its static
-    deflection load / K_TYRE (front and rear differ, so the chassis pitches slightly); the
-    suspension keeps its design position, where the springs already carry the loads. The initial
-    assembly sets this from "initial" entries on the chassis (two z values: height and pitch) and on
-    the wheel centres, plus the rates: chassis x rate v0, spins v0 / R_WHEEL about +y.
+    The initial pose is the static equilibrium on the tyres ("initial": {"equilibrium": true}):
+    mbopt lowers the car from the design pose until the tyre forces carry it (the springs keep
+    about their design lengths, where they already carry the wheel loads). The tyres carry no
+    force along the road at rest, so where the car stands is held: the chassis CoM's x and y and
+    the front point's y (the yaw). All 14 rates are
+    prescribed (an unprescribed rate is not zero but whatever the velocity assembly makes of it):
+    chassis translation (3), pitch, yaw and roll rates through P1 z, P1 y and the left front
+    spring mount z; suspension travel rates; spins v0 / R_WHEEL.
     The sensitivity parameters are k_f, c_f, k_r, c_r and m_chassis (z_cg is inlined).
     """
     sd = inline(model, ["z_cg"])
     sd["name"] = name
-    defl = {c: f / K_TYRE for c, f in loads.items()}
-    d_f, d_r = defl["fl"], defl["rl"]
-
-    def sink(x):    # chassis lowering at x, linear between the axles (rigid pitch)
-        return d_r + (d_f - d_r) * (x - X_R) / WHEELBASE
     for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
         tyre = {"name": "tyre_" + c, "type": "tyre", "wheel": "W_" + c + ".hub",
                 "radius": R_WHEEL, "stiffness": K_TYRE, "damping": C_TYRE,
@@ -392,32 +390,25 @@ def on_tyres(model, loads, name, v0, road, slip):
         if road:
             tyre["road"] = road
         sd["forces"].append(tyre)
-    init = [{"marker": "chassis.G", "component": "z", "value": round(Z_CG - sink(0.0), 9)},
-            {"marker": "chassis.P1", "component": "z",
-             "value": round(FRONT_POINT[2] - sink(FRONT_POINT[0]), 9)},
-            # all 14 rates are prescribed (an unprescribed rate is not zero but whatever the velocity
-            # assembly makes of it): chassis translation (3), pitch, yaw and roll rates through
-            # P1 z, P1 y and the left front spring mount z; suspension travel rates; spins
-            {"marker": "chassis.G", "component": "x", "rate": v0},
-            {"marker": "chassis.G", "component": "y", "rate": 0},
+    init = [{"marker": "chassis.G", "component": "x", "value": 0, "rate": v0},
+            {"marker": "chassis.G", "component": "y", "value": 0, "rate": 0},
             {"marker": "chassis.G", "component": "z", "rate": 0},
             {"marker": "chassis.P1", "component": "z", "rate": 0},
-            {"marker": "chassis.P1", "component": "y", "rate": 0},
+            {"marker": "chassis.P1", "component": "y", "value": 0, "rate": 0},
             {"marker": "chassis.S_fl", "component": "z", "rate": 0}]
-    for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
-        init.append({"marker": "W_" + c + ".hub", "component": "z", "value": round(R_WHEEL - defl[c], 9),
-                     "rate": 0})
+    for c in ("fl", "fr", "rl", "rr"):
+        init.append({"marker": "W_" + c + ".hub", "component": "z", "rate": 0})
     for c, s in (("fl", 1), ("fr", -1), ("rl", 1), ("rr", -1)):
         # the spin joint's axis is (0, s, 0): rolling forward needs +v0/R about +y
         init.append({"joint": "spin_" + c, "rate": round(s * v0 / R_WHEEL, 9)})
-    sd["initial"] = init
-    return sd, defl
+    sd["initial"] = {"equilibrium": True, "coordinates": init}
+    return sd
 
 
-def step_descent(model, loads):
+def step_descent(model):
     """Straight run at V0 over a 1 cm step down at x = STEP_X; comfort objective."""
-    sd, defl = on_tyres(model, loads, "buggy on tyres: 1 cm step descent at 3 m/s",
-                        V0, {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}}, (C_SLIP_X, C_SLIP_Y))
+    sd = on_tyres(model, "buggy on tyres: 1 cm step descent at 3 m/s",
+                  V0, {"step": {"x": STEP_X, "height": STEP_H, "width": STEP_W}}, (C_SLIP_X, C_SLIP_Y))
     sd["outputs"].append({"name": "wheel_fl_omega", "type": "angular_velocity", "body": "W_fl"})
     sd["outputs"].append({"name": "wheel_fr_omega", "type": "angular_velocity", "body": "W_fr"})
     sd["functionals"] = [{"name": "comfort", "integral": [{"output": "front_acc.z"}]}]
@@ -426,7 +417,7 @@ def step_descent(model, loads):
         "objective": "comfort", "algorithm": "lbfgs", **STOP, "maxeval": 40}
     sd["sensitivity"] = "adjoint"
     sd["simulation"] = dict(model["simulation"], t_end=T_END_SD)
-    return sd, defl
+    return sd
 
 
 def lane_change_offset(x):
@@ -450,10 +441,9 @@ def lane_change_rack(t):
     return RACK_PER_STEER * WHEELBASE * curvature
 
 
-def double_lane_change(model, loads):
+def double_lane_change(model):
     """ISO 3888-1 style double lane change at V_DLC with the rack driven open loop; roll objective."""
-    sd, _ = on_tyres(model, loads, "buggy on tyres: double lane change at 10 m/s",
-                     V_DLC, None, SLIP_DLC)
+    sd = on_tyres(model, "buggy on tyres: double lane change at 10 m/s", V_DLC, None, SLIP_DLC)
     times = [round(i * DLC_TABLE_DT, 6) for i in range(int(round(T_END_DLC / DLC_TABLE_DT)) + 1)]
     rack = [round(lane_change_rack(t), 9) for t in times]
     for drv in sd["drivers"]:
@@ -498,15 +488,12 @@ def main():
     with open(os.path.join(here, "buggy.json"), "w") as f:
         json.dump(model, f, indent=1)
         f.write("\n")
-    _, _, loads = wheel_loads(model)
-    sd, defl = step_descent(model, loads)
-    dlc = double_lane_change(model, loads)
+    sd = step_descent(model)
+    dlc = double_lane_change(model)
     for name, spec in (("step_descent", sd), ("double_lane_change", dlc), ("cg_height", cg_height(dlc))):
         with open(os.path.join(here, name + ".json"), "w") as f:
             json.dump(spec, f, indent=1)
             f.write("\n")
-    print("step_descent.json: static tyre deflection front %.2f mm, rear %.2f mm"
-          % (1e3 * defl["fl"], 1e3 * defl["rl"]))
     print("total mass %.2f kg, CG x %.4f m (front axle x %.2f, rear %.2f)" % (m_tot, xg, X_F, X_R))
     for c, d in info.items():
         print("%s: motion ratio dl/dz %.4f, wheel load %.1f N, unsprung %.1f kg, spring force %.1f N, "
