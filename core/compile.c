@@ -500,6 +500,26 @@ static const double* node_local(const compiler* c, int node) {
   }
 }
 
+/* Markers of one body whose joints use the same direction (two coaxial hinges, say) share one
+   vector element: a vector element of the body's own would otherwise carry only what the joined
+   bodies' mass distributions give it along that direction, next to nothing for a slim arm, and
+   the penalty scaling (constraint_scales) would see a vanishing mass where the body's inertia
+   moves. */
+static void share_body_directions(compiler* c) {
+  for (int b = 0; b < c->d->nbody; b++)
+    for (int i = 3 * c->mk_adr[b]; i < 3 * (c->mk_adr[b] + c->d->body[b].nmarker); i++) {
+      if (!c->active[i] || i % 3 == NODE_POINT) continue;
+      for (int k = 3 * c->mk_adr[b]; k < i; k++) {
+        if (!c->active[k] || k % 3 == NODE_POINT) continue;
+        double diff[3];
+        for (int t = 0; t < 3; t++) diff[t] = node_local(c, i)[t] - node_local(c, k)[t];
+        if (mbu_norm3(diff) > 1e-12) continue;
+        uf_union(c, k, i);
+        break;
+      }
+    }
+}
+
 /* One element per class of joined nodes; fixed when the class holds a ground marker. */
 static mb_status create_shared_elements(compiler* c) {
   int nnode = 3 * c->nmk;
@@ -1674,6 +1694,7 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
 
   /* shared elements, then each body's attachments and base */
   share_joint_nodes(&c);
+  share_body_directions(&c);
   if ((st = create_shared_elements(&c)) != MB_OK) goto fail;
   st = MB_ERR_MEMORY;
   for (int b = 0; b < d->nbody; b++) {
