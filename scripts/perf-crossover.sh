@@ -26,7 +26,7 @@ Options:
   --t2 T           chain: longer final time in s (default 0.5; the chain's first singular
                    position is at t = 0.71 s)
   --step H         chain: integration step in s (default 1e-3)
-  --spatial SPEC   the spatial model (default problems/vehicle/step_descent.json, nq = 147)
+  --spatial SPEC   the spatial model (default problems/vehicle/step_descent.json, nq = 135)
   --spatial-t1 T   its shorter final time in s (default 0.1)
   --spatial-t2 T   its longer final time in s (default 0.2)
   --no-spatial     measure the chain only
