@@ -162,6 +162,7 @@ int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
   if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
   if (run && run->threads >= 0) d->settings.threads = run->threads;
+  if (run && run->equilibrium) d->settings.equilibrium = 1;
   /* a signal stops the run at its next time step */
   cli_signals_install();
   d->settings.interrupt = &cli_stop_signal;
@@ -277,6 +278,8 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
       {"--parameters FILE",
        "set the parameters from an optimisation's summary.json or the best run of a "
        "comparison.json (before any --set)"},
+      {"--equilibrium",
+       "start from the static equilibrium, as \"initial\": {\"equilibrium\": true} does"},
       {"--linear-solver S",
        "auto, dense, sparse or klu: how the Newton and projection matrices "
        "are factorised (default: the spec's simulation.linear_solver, else "

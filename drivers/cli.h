@@ -38,6 +38,7 @@ typedef struct cli_run {
   int linear_solver;            /* mb_linear_solver */
   int refresh;                  /* simulation.tangent_refresh: 0 step, 1 iteration */
   int threads;                  /* simulation.threads: 0 chooses, 1 or 2 */
+  int equilibrium;              /* 1: start from the static equilibrium (--equilibrium) */
   const char* parameters;       /* --parameters: a summary.json or comparison.json, or NULL */
   const char* set[CLI_MAX_SET]; /* --set NAME=VALUE, applied after --parameters */
   int nset;
@@ -90,6 +91,7 @@ int cli_threads_parse(const char* text);
        .limit = CLI_MAX_SET,                                                   \
        .count = &(run).nset},                                                  \
       {.name = "--parameters", .kind = CLI_TEXT, .target = &(run).parameters}, \
+      {.name = "--equilibrium", .kind = CLI_FLAG, .target = &(run).equilibrium, .limit = 1}, \
       {.name = "--linear-solver",                                              \
        .kind = CLI_CHOICE,                                                     \
        .target = &(run).linear_solver,                                         \

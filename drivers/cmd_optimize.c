@@ -309,6 +309,7 @@ static cJSON* run_settings(const char* path, const char* algorithm, const mb_des
   cJSON_AddStringToObject(run, "tangent_refresh",
                           set->refresh_each_iteration ? "iteration" : "step");
   cJSON_AddNumberToObject(run, "threads", set->threads);
+  cJSON_AddBoolToObject(run, "equilibrium", set->equilibrium);
   cJSON* start = cJSON_AddObjectToObject(s, "start");
   for (int p = 0; p < d->nparam; p++)
     cJSON_AddNumberToObject(start, d->param_name[p], d->param_value[p]);
@@ -429,6 +430,10 @@ static int recorded_run(const cJSON* settings, cli_run* run) {
   run->linear_solver = mb_linear_solver_parse(solver->valuestring);
   run->refresh = mb_tangent_refresh_parse(refresh->valuestring);
   run->threads = threads->valuedouble >= 0 && threads->valuedouble <= 2 ? threads->valueint : -1;
+  /* records from before the static equilibrium have none and ran without it, as their spec */
+  const cJSON* equilibrium = cJSON_GetObjectItemCaseSensitive(r, "equilibrium");
+  if (equilibrium && !cJSON_IsBool(equilibrium)) return 0;
+  run->equilibrium = cJSON_IsTrue(equilibrium);
   return isfinite(run->step) && run->step > 0 && isfinite(run->t_end) && run->t_end > 0 &&
          run->linear_solver >= 0 && run->refresh >= 0 && run->threads >= 0;
 }
@@ -482,7 +487,7 @@ static int load_recorded(const char* dir, long maxeval, mb_desc* d, char spec[PA
   } else if (!recorded_run(settings, &run)) {
     cli_error(
         "--resume: %s: settings.run must hold step and t_end (> 0), linear_solver, "
-        "tangent_refresh and threads as mbopt writes them",
+        "tangent_refresh and threads as mbopt writes them (equilibrium, if there, true or false)",
         path);
   } else if (!file_hash(file->valuestring, now)) {
     cli_error("--resume: the run's spec '%s' cannot be read: %s", file->valuestring,
@@ -543,6 +548,7 @@ static const char* run_option_given(const cli_run* r) {
          : r->linear_solver >= 0 ? "--linear-solver"
          : r->refresh >= 0       ? "--tangent-refresh"
          : r->threads >= 0       ? "--threads"
+         : r->equilibrium        ? "--equilibrium"
                                  : NULL;
 }
 
