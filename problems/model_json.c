@@ -2260,7 +2260,7 @@ void mb_settings_default(mb_settings* s) {
   s->max_newton = 50;
   s->max_substeps = 8;
   s->projection_iterations = 30;
-  s->tol_projection = 1e-12;
+  s->tol_projection = 1e-14;
   s->exact_tangent = 1;
   s->tol_assembly = 1e-12;
   s->max_assembly = 50;

@@ -745,7 +745,7 @@ static void test_spatial(void) {
         def.gamma == 0.5);
   CHECK(def.penalty == 1e9 && def.tol_newton == 1e-10 && def.tol_constraint == 1e-10 &&
         def.max_newton == 50 && def.max_substeps == 8);
-  CHECK(def.projection_iterations == 30 && def.tol_projection == 1e-12 && def.exact_tangent == 1);
+  CHECK(def.projection_iterations == 30 && def.tol_projection == 1e-14 && def.exact_tangent == 1);
   CHECK(def.tol_assembly == 1e-12 && def.max_assembly == 50);
   mb_desc_free(&d);
 }

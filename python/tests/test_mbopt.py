@@ -33,11 +33,13 @@ def test_fivebar_gradient_equals_the_command_line():
         assert a["value"] == b["value"]  # the JSON's numbers read back to the same doubles
         assert isinstance(a["gradient"], np.ndarray)
         assert a["gradient"].tolist() == b["gradient"]
-    # the module's function takes a path as well; the forward method agrees to round-off
+    # the module's function takes a path as well; the forward method agrees to 1e-8 of each
+    # row's largest entry (the five-bar's methods differ by about 1e-9 there)
     forward = mbopt.gradient(spec("fivebar.json"), method="forward")
     assert forward["method"] == "forward"
     for a, b in zip(ours["functionals"], forward["functionals"]):
-        assert np.allclose(a["gradient"], b["gradient"], rtol=1e-9, atol=0)
+        scale = np.max(np.abs(b["gradient"]))
+        assert np.allclose(a["gradient"], b["gradient"], rtol=0, atol=1e-8 * scale)
 
 
 def test_simulate_outputs_and_functionals():
