@@ -21,7 +21,7 @@
 #include "mbopt/simulate.h"
 
 /* The most unknowns (coordinates, constraints and held coordinates) of the dense solves. */
-#define MAX_UNKNOWNS 6000
+#define MAX_UNKNOWNS 3000
 
 /* Scratch of mb_balance: (nnz) K on the system pattern, (nq x nq) its dense copy, (ncon x nq)
    Phi_q, (nq) a prescription's gradient, (2 x 3 x nq) the Jacobians of two linear vectors */
