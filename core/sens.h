@@ -31,7 +31,8 @@ int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d);
 void sens_point_free(sens_point* pt);
 
 typedef struct sens_ws {
-  int p;          /* parameters */
+  const mb_desc* desc; /* the description the parameters come from, for messages */
+  int p;               /* parameters */
   int ncol;       /* columns of the right-hand-side arrays: max(p, functionals, 1) */
   mb_model** dm;  /* (p) tangent models */
   mb_model* zero; /* zero tangent shared by the parameters of function coefficients */

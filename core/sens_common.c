@@ -205,7 +205,7 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   if (!ws) return NULL;
   const size_t nq = m->nq, nc = m->ncon, np = p > 0 ? p : 1;
   int ncol = p > m->nfunctional ? p : m->nfunctional;
-  ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
+  ws->desc = desc, ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nhess = (size_t)m->structure->nhess_unique;
   double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,    &ws->g,
@@ -503,10 +503,10 @@ static mb_status equilibrium_positions(const mb_model* m, mb_data* d, sens_ws* w
       for (int j = 0; j < n; j++) col[i] -= b->A[(size_t)i * n + j] * x[j];
     if (mbu_norm_inf(n, col) > 1e-6 * size) {
       st = mb_error_set(err, MB_ERR_MODEL,
-                        "initial: parameter %d pushes the static equilibrium along a motion that "
-                        "nothing resists, so the equilibrium has no derivative: hold that "
+                        "initial: parameter \"%s\" pushes the static equilibrium along a motion "
+                        "that nothing resists, so the equilibrium has no derivative: hold that "
                         "coordinate with an entry of \"initial\"",
-                        k);
+                        ws->desc->param_name[mb_desc_gradient_param(ws->desc, k)]);
       goto restore;
     }
     memcpy(ws->qr + (size_t)k * nq, x, sizeof(double) * nq);

@@ -214,3 +214,7 @@ mbopt_cli_test(equilibrium_without_support 3
   simulate tests/models/ok/quarter_car.json --set k_t=0)
 mbopt_cli_test(simulate_equilibrium_option 0 "initial +static equilibrium: [0-9]+ Newton iterations.*status +completed" 0
   simulate tests/models/ok/tyre_wheel.json --equilibrium --t-end 0.01)
+# a parameter that pushes along a motion nothing resists: the equilibrium has no derivative
+mbopt_cli_test(gradient_equilibrium_unresisted 3
+  "initial: parameter \"F\" pushes the static equilibrium along a motion that nothing resists" 1
+  gradient tests/models/ok/free_slider.json)
