@@ -33,14 +33,14 @@ void sens_point_free(sens_point* pt);
 typedef struct sens_ws {
   const mb_desc* desc; /* the description the parameters come from, for messages */
   int p;               /* parameters */
-  int ncol;       /* columns of the right-hand-side arrays: max(p, functionals, 1) */
-  mb_model** dm;  /* (p) tangent models */
-  mb_model* zero; /* zero tangent shared by the parameters of function coefficients */
-  double* window; /* (p x 2) times outside of which a parameter has no explicit effect */
-  int* order;     /* (p) parameters acting always, then the others by window start */
-  int nalways;    /* how many act always */
-  double widest;  /* the widest finite window */
-  int* active;    /* (p) scratch of sens_active_list */
+  int ncol;            /* columns of the right-hand-side arrays: max(p, functionals, 1) */
+  mb_model** dm;       /* (p) tangent models */
+  mb_model* zero;      /* zero tangent shared by the parameters of function coefficients */
+  double* window;      /* (p x 2) times outside of which a parameter has no explicit effect */
+  int* order;          /* (p) parameters acting always, then the others by window start */
+  int nalways;         /* how many act always */
+  double widest;       /* the widest finite window */
+  int* active;         /* (p) scratch of sens_active_list */
   /* which parts of the model each parameter reaches: the work for the others is skipped */
   int* con_dep;  /* (p x ncon) the constraints parameter k reaches: con_dep[k ncon + j], j <
                     ncon_dep[k] */
