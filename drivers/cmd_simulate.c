@@ -78,8 +78,9 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
     printf("redundant    %d of the constraints at t = 0 (dependent: %s)\n", r->redundant,
            r->dependent);
   if (o->equilibrium)
-    printf("initial      static equilibrium: %d Newton iterations, unbalanced force %.2e N\n",
-           r->equilibrium_iterations, r->equilibrium_residual);
+    printf("initial      static equilibrium: %d Newton iteration%s, unbalanced force %.2e N\n",
+           r->equilibrium_iterations, r->equilibrium_iterations == 1 ? "" : "s",
+           r->equilibrium_residual);
   printf("integrator   ALI3-P, Newmark beta %g gamma %g, h = %g s, alpha = %g, %s linear solver\n",
          o->beta, o->gamma, o->step, o->penalty, mb_model_linear_solver(m));
   printf("time         0 .. %g s: %d steps, %ld Newton iterations (%.2f per step, max %d)", d->t,
