@@ -8,9 +8,9 @@
 
    Motions that nothing resists and nothing pushes (a wheel's spin, the position of a vehicle on a
    flat road, whose tyres carry no force at rest) make the Jacobian singular: the minimum-norm
-   steps leave them where the assembly put them, up to rounding. A motion that nothing resists but something
-   pushes (a vehicle on a slope) has no equilibrium, and the iteration stops naming the body. The
-   force rows are divided by a force scale and the multipliers with them, so that the rank
+   steps leave them where the assembly put them, up to rounding. A motion that nothing resists but
+   something pushes (a vehicle on a slope) has no equilibrium, and the iteration stops naming the
+   body. The force rows are divided by a force scale and the multipliers with them, so that the rank
    decisions of the least-squares solves compare like with like. */
 #include <math.h>
 #include <stdio.h>
