@@ -83,9 +83,18 @@ mbopt_cli_test(check_help 0 "Usage: mbopt check" 0 check --help)
 mbopt_cli_test(check_roll_at_round_off 0
   "method +adjoint \\(requested\\)\nnoise +roll +[0-9.]+e-2[0-9] at psi = [0-9.]+e-2[0-9].*5 of 5 entries beyond it but within their absolute tolerance, 0 failed: passed" 0
   check problems/vehicle/double_lane_change.json --t-end 0.3 --method adjoint)
-# a real difference (the differences' own truncation error at a tenfold step) is not noise
+# a real difference (the differences' own truncation error at a tenfold step, and at its tenth and
+# hundredth against a tolerance of 1e-9) is not noise
 mbopt_cli_test(check_fails_on_a_real_difference 1 "psi3 +L_A1 .*FAIL.*FAILED" 0
+  check problems/fivebar.json --fd-step 0.1 --tolerance 1e-9)
+# the same differences with the default tolerance pass at a tenth of the step, and say so
+mbopt_cli_test(check_refines_its_step 0
+  "psi3 +L_A1 .*\\(at 1/10 of the step\\).*[0-9]+ at a smaller step, 0 failed: passed" 0
   check problems/fivebar.json --fd-step 0.1)
+# a tyre's contact, smooth over 0.1 mm, is narrower than the default step of its radius
+mbopt_cli_test(check_tyre_radius_at_a_smaller_step 0
+  "R .*\\(at 1/10 of the step\\).*0 failed: passed" 0
+  check tests/models/ok/tyre_wheel.json --t-end 0.1)
 mbopt_cli_test(bench_help 0 "Usage: mbopt bench" 0 bench --help)
 mbopt_cli_test(bench_fivebar 0 "central differences" 0 bench problems/fivebar.json --repeat 1 --t-end 0.5)
 
