@@ -65,8 +65,8 @@ static void compare_help(FILE* out) {
           "prints a table (status, final objective, evaluations, gradient evaluations, seconds,\n"
           "feasible).\n"
           "Writes DIR/comparison.json, DIR/<algorithm>/history.csv and summary.json, and the\n"
-          "convergence plot DIR/convergence.svg (best feasible objective against evaluations;\n"
-          "gnuplot).\n\n"
+          "convergence plot DIR/convergence.svg (against evaluations, on log scales: the best\n"
+          "feasible objective, and its distance to the best any algorithm found; gnuplot).\n\n"
           "Options:\n"
           "  --algorithms A,B,C    algorithms to compare (default " DEFAULT_ALGORITHMS
           ",\n"
@@ -707,32 +707,52 @@ static void gnuplot_quote(FILE* g, const char* text) {
   fputc('\'', g);
 }
 
-/* convergence plot with gnuplot: best feasible objective against evaluations, log scale. The script
-   is fixed; the spec's name, the folder and the algorithms enter it only as quoted strings. The
-   plot is drawn beside its name and renamed into place. */
-static void plot(const char* out, const char* spec, char (*algs)[32], int n) {
+/* convergence plot with gnuplot, two panels against evaluations: the best feasible objective,
+   and its distance to the best any algorithm found (best_found), both on log scales, so that
+   late progress shows; the second panel's floor, 1e-15 of the largest objective plotted, is
+   where a run has reached the best to rounding. The legend sits beside the panels, never over a
+   curve. The script is fixed; the spec's name, the folder and the algorithms enter it only as
+   quoted strings. The plot is drawn beside its name and renamed into place. */
+static void plot(const char* out, const char* spec, char (*algs)[32], int n, double best_found) {
   char svg[CLI_PATH_MAX], part[CLI_PATH_MAX], data[CLI_PATH_MAX];
   if (!cli_path(svg, "--out", "%s/convergence.svg", out) ||
       !cli_path(part, "--out", "%s/convergence.svg.part", out))
     return;
   FILE* g = popen("gnuplot > /dev/null 2>&1", "w");
   if (!g) return;
-  fprintf(g, "set terminal svg size 800,500 background rgb 'white'\nset output ");
+  fprintf(g, "top = %.17g\n", fabs(best_found));
+  for (int i = 0; i < n; i++) {
+    if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written: it fits */
+    fprintf(g, "stats ");
+    gnuplot_quote(g, data);
+    fprintf(g, " using (abs($2)) nooutput\ntop = STATS_max > top ? STATS_max : top\n");
+  }
+  fprintf(g, "floor = top > 0 ? 1e-15 * top : 1e-300\n");
+  fprintf(g, "set terminal svg size 900,700 background rgb 'white'\nset output ");
   gnuplot_quote(g, part);
-  fprintf(g, "\nset title ");
+  fprintf(g, "\nset multiplot layout 2,1 title ");
   gnuplot_quote(g, spec);
   fprintf(g,
-          " . ': best feasible objective against evaluations' noenhanced\n"
-          "set logscale y\nset xlabel 'evaluations'\nset ylabel 'best feasible objective'\n"
-          "set key top right noenhanced\nset grid\nplot ");
-  for (int i = 0; i < n; i++) {
-    if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written, so it fits */
-    fprintf(g, "%s", i ? ", " : "");
-    gnuplot_quote(g, data);
-    fprintf(g, " using 1:2 with linespoints title ");
-    gnuplot_quote(g, algs[i]);
+          " noenhanced\nset logscale y\nset grid\nset key outside right top noenhanced\n"
+          "set lmargin 12\nset rmargin 16\nset xlabel 'evaluations'\n"
+          "set ylabel 'best feasible objective'\nplot ");
+  for (int panel = 0; panel < 2; panel++) {
+    if (panel == 1) fprintf(g, "set ylabel 'best feasible - best found (%.3g)'\nplot ", best_found);
+    for (int i = 0; i < n; i++) {
+      if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written: it fits */
+      fprintf(g, "%s", i ? ", " : "");
+      gnuplot_quote(g, data);
+      if (panel == 0)
+        fprintf(g, " using 1:2");
+      else
+        fprintf(g, " using 1:(($2 - (%.17g)) > floor ? $2 - (%.17g) : floor)", best_found,
+                best_found);
+      fprintf(g, " with linespoints title ");
+      gnuplot_quote(g, algs[i]);
+    }
+    fprintf(g, "\n");
   }
-  fprintf(g, "\nset output\n");
+  fprintf(g, "unset multiplot\nset output\n");
   int rc = pclose(g);
   struct stat st;
   if (rc != 0 || stat(part, &st) != 0 || st.st_size == 0 || rename(part, svg) != 0) {
@@ -822,7 +842,13 @@ int cmd_compare(int argc, char** argv) {
   if (ran > 0 && !cli_write_json(out.path, "comparison.json", comparison)) worst = CLI_BAD_INPUT;
   cJSON_Delete(comparison);
   if (ran > 0) {
-    plot(out.path, a.spec, algs, ran);
+    /* the best feasible objective any run returned (each run's best.dat ends there) */
+    double best_found = INFINITY;
+    for (int i = 0; i < ran; i++)
+      if (results[i].feasible) best_found = fmin(best_found, results[i].objective);
+    if (!isfinite(best_found))
+      for (int i = 0; i < ran; i++) best_found = fmin(best_found, results[i].objective);
+    plot(out.path, a.spec, algs, ran, best_found);
     printf("wrote %s/comparison.json, %s/convergence.svg and one folder per algorithm\n", out.path,
            out.path);
   }

@@ -149,6 +149,10 @@ add_test(NAME cli_best_feasible
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_best_feasible.sh $<TARGET_FILE:mbopt>
           ${PROJECT_BINARY_DIR}/out/best-feasible
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME cli_convergence_plot
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_convergence_plot.sh $<TARGET_FILE:mbopt>
+          ${PROJECT_BINARY_DIR}/out/convergence-plot
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_run_options_everywhere
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
           ${PROJECT_BINARY_DIR}/out/run-options
