@@ -19,5 +19,5 @@ rm -f "$dir"/*/best.dat
 
 [ -n "$columns" ] || exit 0
 # shellcheck disable=SC2086
-scripts/plot-histories.sh "$dir/time_histories.svg" "$name: before and after" \
+scripts/plot-histories.sh --spec "$spec" "$dir/time_histories.svg" "$name: before and after" \
   "$dir/before.csv" before "$dir/after.csv" after $columns

@@ -40,7 +40,8 @@ print(" ".join("--set %s=%r" % (k, v["initial"]) for k, v in o.items()))')
     build/mbopt simulate problems/vehicle/double_lane_change.json --quiet \
       --parameters "$dir/comparison.json" --csv "$dir/dlc_after.csv" --output-interval 0.02 \
       >"$dir/dlc_after.txt"
-    scripts/plot-histories.sh "$dir/dlc_time_histories.svg" \
+    scripts/plot-histories.sh --spec problems/vehicle/double_lane_change.json \
+      "$dir/dlc_time_histories.svg" \
       "double lane change: step-descent baseline and tuned suspension" \
       "$dir/dlc_before.csv" baseline "$dir/dlc_after.csv" "tuned for comfort" \
       roll_rate chassis_angles.roll chassis_pos.y

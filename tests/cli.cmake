@@ -153,6 +153,9 @@ add_test(NAME cli_convergence_plot
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_convergence_plot.sh $<TARGET_FILE:mbopt>
           ${PROJECT_BINARY_DIR}/out/convergence-plot
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME plot_histories_units_and_targets
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/plot_histories.sh ${PROJECT_BINARY_DIR}/histories.svg
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_run_options_everywhere
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
           ${PROJECT_BINARY_DIR}/out/run-options
