@@ -66,42 +66,32 @@ static double held_row(const mb_model* m, int i, const double* q, double* row) {
 }
 
 mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
-  const int nq = m->nq, nc = m->ncon, ny = nc + b->npv;
+  const int nq = m->nq, n = b->n, ny = n - nq;
   d->t = 0;
   memset(d->qd, 0, sizeof(double) * nq);
   memset(d->qdd, 0, sizeof(double) * nq);
-  mb_constraints_positions(m, d);
-  mb_forces(m, d, 0);
-  double scale = 0;
-  for (int i = 0; i < nq; i++)
-    if (!b->held[i]) scale = fmax(scale, fabs(d->force[i]));
+  /* the balance without reactions: its force rows are -Q (0 where held), and its Jacobian's upper
+     right block is [Phi_q^T P_q^T] */
+  b->scale = 1;
+  memset(b->y, 0, sizeof(double) * ny);
+  mb_balance_eval(m, d, b, 1);
+  const double scale = mbu_norm_inf(nq, b->F);
   b->scale = scale > 0 && isfinite(scale) ? scale : 1;
   /* the multipliers that balance the forces best: [Phi_q^T P_q^T] y = Q / scale */
+  if (ny == 0) return MB_OK;
   const int ld = nq > ny ? nq : ny;
-  double* G = calloc((size_t)nq * ny + 1, sizeof(double));
+  double* G = malloc(sizeof(double) * ((size_t)nq * ny + 1));
   double* rhs = calloc((size_t)ld + 1, sizeof(double));
-  double* row = calloc((size_t)nq + 1, sizeof(double));
   mb_status st = MB_ERR_MEMORY;
-  if (!G || !rhs || !row) goto done;
-  double* phiq = b->work; /* (ncon x nq) */
-  mb_rows_to_dense(&m->structure->phiq, d->phiq, phiq);
-  for (int r = 0; r < nc; r++)
-    for (int i = 0; i < nq; i++) G[(size_t)i * ny + r] = phiq[(size_t)r * nq + i];
-  for (int j = 0; j < b->npv; j++) {
-    held_row(m, b->pres[j], d->q, row);
-    for (int i = 0; i < nq; i++) G[(size_t)i * ny + nc + j] = row[i];
-  }
-  for (int i = 0; i < nq; i++) {
-    if (b->held[i]) {
-      memset(G + (size_t)i * ny, 0, sizeof(double) * ny);
-      continue;
+  if (G && rhs) {
+    for (int i = 0; i < nq; i++) {
+      memcpy(G + (size_t)i * ny, b->A + (size_t)i * n + nq, sizeof(double) * ny);
+      rhs[i] = -b->F[i] / b->scale;
     }
-    rhs[i] = d->force[i] / b->scale;
+    st = mbu_least_squares_rows(nq, ny, 1, G, rhs, ld, NULL);
+    if (st == MB_OK) memcpy(b->y, rhs, sizeof(double) * ny);
   }
-  st = ny > 0 ? mbu_least_squares_rows(nq, ny, 1, G, rhs, ld, NULL) : MB_OK;
-  if (st == MB_OK) memcpy(b->y, rhs, sizeof(double) * ny);
-done:
-  free(G), free(rhs), free(row);
+  free(G), free(rhs);
   return st;
 }
 
