@@ -14,12 +14,6 @@
 
 #define G 9.81
 
-static double max_abs(int n, const double* x) {
-  double m = 0;
-  for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
-  return m;
-}
-
 static double param(const mb_desc* d, const char* name) {
   return d->param_value[mb_desc_param_index(d, name)];
 }
@@ -43,7 +37,7 @@ static void quarter_car(mbt_tally* t) {
   mbt_check(t, st == MB_OK, "quarter-car: simulates from its static equilibrium", st, 0);
   mbt_check(t, data->report.equilibrium_iterations >= 1, "quarter-car: equilibrium iterations",
             data->report.equilibrium_iterations, 1);
-  const double qd = max_abs(m->nq, data->qd);
+  const double qd = mbu_norm_inf(m->nq, data->qd);
   mbt_check(t, qd < 1e-8, "quarter-car: |qdot| after 1 s at rest", qd, 1e-8);
   /* outputs z_body, z_wheel at the final time, which equal the initial ones at rest */
   mb_sensors(m, data);
@@ -67,7 +61,7 @@ static void quarter_car(mbt_tally* t) {
                 : "quarter-car: forward d height / d parameters, closed form",
               worst, 1e-9);
   }
-  double diff = 0, size = max_abs(2 * p, grad[0]);
+  double diff = 0, size = mbu_norm_inf(2 * p, grad[0]);
   for (int j = 0; j < 2 * p; j++) diff = fmax(diff, fabs(grad[0][j] - grad[1][j]));
   mbt_check(t, p == 8 && diff <= 1e-10 * size, "quarter-car: forward and adjoint agree",
             diff / size, 1e-10);
@@ -117,7 +111,7 @@ static void balance_jacobian(mbt_tally* t) {
   double* A = malloc(sizeof(double) * n * n);
   double* Fp = malloc(sizeof(double) * n);
   memcpy(A, b->A, sizeof(double) * n * n);
-  double worst = 0, size = max_abs(n * n, A);
+  double worst = 0, size = mbu_norm_inf(n * n, A);
   for (int j = 0; j < n; j++) {
     double* x = j < nq ? data->q + j : b->y + j - nq;
     const double h = 1e-6, x0 = *x;
@@ -160,7 +154,7 @@ static void buggy_at_rest(mbt_tally* t) {
   if (st == MB_OK && (data = mb_data_create(m))) st = mb_simulate(m, data, NULL, NULL, &err);
   mbt_check(t, st == MB_OK, "buggy: simulates from its static equilibrium", st, 0);
   if (st == MB_OK) {
-    const double qd = max_abs(m->nq, data->qd);
+    const double qd = mbu_norm_inf(m->nq, data->qd);
     mbt_check(t, qd < 1e-8, "buggy: |qdot| after 1 s at rest", qd, 1e-8);
   }
   mb_data_free(data);
