@@ -118,24 +118,18 @@ static mb_status differences(const char* spec, mb_desc* d, int nf, int k, double
   return st;
 }
 
-/* The largest analytic entry of functional f's row. */
-static double row_scale(const double* grad, int p, int f) {
-  double scale = 0;
-  for (int k = 0; k < p; k++) scale = fmax(scale, fabs(grad[(size_t)f * p + k]));
-  return scale;
-}
-
 /* The absolute tolerance of entry (f, k): what functional f's noise does to its differences. */
 static double absolute_tolerance(const double* noise, const double* step, int f, int k) {
   return NOISE_FACTOR * 3 * noise[f] / step[k];
 }
 
-/* Entry (f, k) passes: its relative difference within the tolerance, or its absolute difference
-   within what the noise does. */
-static int entry_passes(const double* grad, const double* fd, const double* noise,
-                        const double* step, int p, int f, int k, double tolerance) {
+/* Entry (f, k) passes: its relative difference within the tolerance (scale: the largest
+   analytic entry of each row), or its absolute difference within what the noise does. */
+static int entry_passes(const double* grad, const double* fd, const double* scale,
+                        const double* noise, const double* step, int p, int f, int k,
+                        double tolerance) {
   const size_t e = (size_t)f * p + k;
-  return relative_difference(grad[e], fd[e], row_scale(grad, p, f)) <= tolerance ||
+  return relative_difference(grad[e], fd[e], scale[f]) <= tolerance ||
          fabs(grad[e] - fd[e]) <= absolute_tolerance(noise, step, f, k);
 }
 
@@ -160,7 +154,7 @@ int cmd_check(int argc, char** argv) {
   if (a.run.refresh < 0) d.settings.refresh_each_iteration = 1;
   mb_model* m = NULL;
   double *psi = NULL, *grad = NULL, *fd = NULL, *plus = NULL, *minus = NULL, *noise = NULL;
-  double *step = NULL, *nominal = NULL, *base = NULL, *diffs = NULL;
+  double *step = NULL, *nominal = NULL, *base = NULL, *diffs = NULL, *scale = NULL;
   int* refined = NULL; /* per entry: the divisor of the step it passed at, 0 for the step itself */
   if ((code = cli_compile(spec, &d, &m)) != CLI_OK) goto done;
   const int p = d.nparam, nf = m->nfunctional;
@@ -179,9 +173,10 @@ int cmd_check(int argc, char** argv) {
   step = calloc(p, sizeof(double));
   base = calloc(p, sizeof(double));
   diffs = calloc(nf, sizeof(double));
+  scale = calloc(nf, sizeof(double));
   refined = calloc((size_t)nf * p, sizeof(int));
   if (!psi || !grad || !fd || !plus || !minus || !noise || !nominal || !step || !base || !diffs ||
-      !refined) {
+      !scale || !refined) {
     cli_error("out of memory");
     code = CLI_RUN_FAILED;
     goto done;
@@ -192,6 +187,8 @@ int cmd_check(int argc, char** argv) {
   const int progress = !json && cli_stderr_is_terminal();
   if (progress) fprintf(stderr, "check: analytic gradient ...");
   mb_status st = cli_functionals(&d, m, chosen, psi, grad, &info);
+  for (int f = 0; f < nf; f++)
+    for (int k = 0; k < p; k++) scale[f] = fmax(scale[f], fabs(grad[f * p + k]));
   for (int k = 0; k < p; k++) {
     base[k] = d.param_value[k];
     step[k] = base[k] != 0 ? fd_step * fabs(base[k]) : fd_abs;
@@ -230,7 +227,7 @@ int cmd_check(int argc, char** argv) {
     for (int divisor = 10; divisor <= 100 && st == MB_OK; divisor *= 10) {
       int failing = 0;
       for (int f = 0; f < nf; f++)
-        failing += !entry_passes(grad, fd, noise, step, p, f, k, tolerance);
+        failing += !entry_passes(grad, fd, scale, noise, step, p, f, k, tolerance);
       if (!failing) break;
       if (progress)
         fprintf(stderr, "\r\033[Kcheck: parameter %s again at 1/%d of its step", d.param_name[k],
@@ -238,8 +235,8 @@ int cmd_check(int argc, char** argv) {
       st = differences(spec, &d, nf, k, base[k], step[k] / divisor, plus, minus, diffs);
       for (int f = 0; f < nf && st == MB_OK; f++) {
         const size_t e = (size_t)f * p + k;
-        if (entry_passes(grad, fd, noise, step, p, f, k, tolerance)) continue;
-        if (relative_difference(grad[e], diffs[f], row_scale(grad, p, f)) <= tolerance)
+        if (entry_passes(grad, fd, scale, noise, step, p, f, k, tolerance)) continue;
+        if (relative_difference(grad[e], diffs[f], scale[f]) <= tolerance)
           fd[e] = diffs[f], refined[e] = divisor;
       }
     }
@@ -266,13 +263,12 @@ int cmd_check(int argc, char** argv) {
            "finite diff.", "rel. diff.", "abs. diff.", "abs. tol.");
   }
   for (int f = 0; f < nf; f++) {
-    const double scale = row_scale(grad, p, f);
     const char* fname = m->functional_name + MB_NAME_LEN * f;
     if (json) cJSON_AddNumberToObject(noise_json, fname, noise[f]);
     for (int k = 0; k < p; k++) {
-      const double a = grad[f * p + k], b = fd[f * p + k], r = relative_difference(a, b, scale);
+      const double a = grad[f * p + k], b = fd[f * p + k], r = relative_difference(a, b, scale[f]);
       const double diff = fabs(a - b), abs_tol = absolute_tolerance(noise, step, f, k);
-      const int pass = entry_passes(grad, fd, noise, step, p, f, k, tolerance);
+      const int pass = entry_passes(grad, fd, scale, noise, step, p, f, k, tolerance);
       const int divisor = refined[f * p + k];
       failed += !pass;
       by_noise += pass && r > tolerance;
@@ -324,7 +320,7 @@ int cmd_check(int argc, char** argv) {
 
 done:
   free(psi), free(grad), free(fd), free(plus), free(minus), free(noise), free(nominal);
-  free(step), free(base), free(diffs), free(refined);
+  free(step), free(base), free(diffs), free(scale), free(refined);
   mb_model_free(m);
   mb_desc_free(&d);
   return code;
