@@ -720,14 +720,22 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n, dou
     return;
   FILE* g = popen("gnuplot > /dev/null 2>&1", "w");
   if (!g) return;
-  fprintf(g, "top = %.17g\n", fabs(best_found));
+  /* each run's plot data and name, once */
+  fprintf(g, "array file[%d]\narray name[%d]\n", n, n);
   for (int i = 0; i < n; i++) {
     if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written: it fits */
-    fprintf(g, "stats ");
+    fprintf(g, "file[%d] = ", i + 1);
     gnuplot_quote(g, data);
-    fprintf(g, " using (abs($2)) nooutput\ntop = STATS_max > top ? STATS_max : top\n");
+    fprintf(g, "\nname[%d] = ", i + 1);
+    gnuplot_quote(g, algs[i]);
+    fprintf(g, "\n");
   }
-  fprintf(g, "floor = top > 0 ? 1e-15 * top : 1e-300\n");
+  fprintf(g,
+          "best = %.17g\ntop = abs(best)\n"
+          "do for [i = 1:%d] {\n  stats file[i] using (abs($2)) nooutput\n"
+          "  top = STATS_max > top ? STATS_max : top\n}\n"
+          "floor = top > 0 ? 1e-15 * top : 1e-300\n",
+          best_found, n);
   fprintf(g, "set terminal svg size 900,700 background rgb 'white'\nset output ");
   gnuplot_quote(g, part);
   fprintf(g, "\nset multiplot layout 2,1 title ");
@@ -735,23 +743,12 @@ static void plot(const char* out, const char* spec, char (*algs)[32], int n, dou
   fprintf(g,
           " noenhanced\nset logscale y\nset grid\nset key outside right top noenhanced\n"
           "set lmargin 12\nset rmargin 16\nset xlabel 'evaluations'\n"
-          "set ylabel 'best feasible objective'\nplot ");
-  for (int panel = 0; panel < 2; panel++) {
-    if (panel == 1) fprintf(g, "set ylabel 'best feasible - best found (%.3g)'\nplot ", best_found);
-    for (int i = 0; i < n; i++) {
-      if (!cli_path(data, "--out", "%s/%s/best.dat", out, algs[i])) break; /* written: it fits */
-      fprintf(g, "%s", i ? ", " : "");
-      gnuplot_quote(g, data);
-      if (panel == 0)
-        fprintf(g, " using 1:2");
-      else
-        fprintf(g, " using 1:(($2 - (%.17g)) > floor ? $2 - (%.17g) : floor)", best_found,
-                best_found);
-      fprintf(g, " with linespoints title ");
-      gnuplot_quote(g, algs[i]);
-    }
-    fprintf(g, "\n");
-  }
+          "set ylabel 'best feasible objective'\n"
+          "plot for [i = 1:%d] file[i] using 1:2 with linespoints title name[i]\n"
+          "set ylabel 'best feasible - best found (%.3g)'\n"
+          "plot for [i = 1:%d] file[i] using 1:(($2 - best) > floor ? $2 - best : floor) "
+          "with linespoints title name[i]\n",
+          n, best_found, n);
   fprintf(g, "unset multiplot\nset output\n");
   int rc = pclose(g);
   struct stat st;
