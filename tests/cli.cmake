@@ -145,25 +145,20 @@ mbopt_cli_test(compare_algorithm_without_constraints 2 "--algorithms: bobyqa can
   compare problems/control/governor_design.json --algorithms slsqp,bobyqa --out ${PROJECT_BINARY_DIR}/out/none)
 mbopt_cli_test(optimize_no_section 3 "optimization: missing" 1
   optimize problems/fivebar.json --out ${PROJECT_BINARY_DIR}/out/none --quiet)
-add_test(NAME cli_best_feasible
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_best_feasible.sh $<TARGET_FILE:mbopt>
-          ${PROJECT_BINARY_DIR}/out/best-feasible
-  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-add_test(NAME cli_convergence_plot
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_convergence_plot.sh $<TARGET_FILE:mbopt>
-          ${PROJECT_BINARY_DIR}/out/convergence-plot
-  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+# tests/SCRIPT run with the mbopt executable and a scratch folder out/SCRATCH of the build tree
+function(mbopt_script_test name script scratch)
+  add_test(NAME ${name}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script} $<TARGET_FILE:mbopt>
+            ${PROJECT_BINARY_DIR}/out/${scratch}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()
+mbopt_script_test(cli_best_feasible cli_best_feasible.sh best-feasible)
+mbopt_script_test(cli_convergence_plot cli_convergence_plot.sh convergence-plot)
 add_test(NAME plot_histories_units_and_targets
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/plot_histories.sh ${PROJECT_BINARY_DIR}/histories.svg
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-add_test(NAME cli_run_options_everywhere
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.sh $<TARGET_FILE:mbopt>
-          ${PROJECT_BINARY_DIR}/out/run-options
-  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-add_test(NAME cli_optimize_interrupted
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli_interrupt.sh $<TARGET_FILE:mbopt>
-          ${PROJECT_BINARY_DIR}/out/interrupted
-  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+mbopt_script_test(cli_run_options_everywhere cli_run_options.sh run-options)
+mbopt_script_test(cli_optimize_interrupted cli_interrupt.sh interrupted)
 
 # parameters set on the command line and from an optimisation's results
 mbopt_cli_test(simulate_set 0 "status +completed" 0
