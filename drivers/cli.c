@@ -112,6 +112,11 @@ static const cJSON* best_run(const cJSON* runs) {
   return best;
 }
 
+const cJSON* cli_parameters_run(const cJSON* root) {
+  const cJSON* runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+  return cJSON_IsArray(runs) ? best_run(runs) : root;
+}
+
 /* Sets the parameters of d from the "parameters" and "x" of an optimisation's summary.json, or of
    the best run of a comparison.json (option --parameters); prints why not and returns an exit
    code. */
@@ -123,9 +128,7 @@ static int set_parameters_from_summary(mb_desc* d, const char* path) {
   }
   cJSON* root = cJSON_Parse(text);
   free(text);
-  const cJSON* run = root;
-  const cJSON* runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
-  if (cJSON_IsArray(runs)) run = best_run(runs);
+  const cJSON* run = cli_parameters_run(root);
   const cJSON* names = cJSON_GetObjectItemCaseSensitive(run, "parameters");
   const cJSON* x = cJSON_GetObjectItemCaseSensitive(run, "x");
   int code = CLI_OK;

@@ -65,6 +65,11 @@ char* cli_read_file(const char* path, size_t* size);
 struct cJSON;
 char* cli_json_text(const struct cJSON* o, int formatted);
 
+/* The summary that --parameters takes its values from: root itself (an optimisation's
+   summary.json), or the best run of a comparison.json (the lowest objective of the runs that did
+   not fail; NULL when none) */
+const struct cJSON* cli_parameters_run(const struct cJSON* root);
+
 /* o on one line of stdout, as cli_json_text writes it */
 void cli_print_json(const struct cJSON* o);
 
@@ -82,24 +87,24 @@ int cli_threads_parse(const char* text);
 
 /* The options of cli_run, shared by the commands that simulate a SPEC (entries of their
    cli_option tables), and --threads for those that may run an adjoint */
-#define CLI_RUN_OPTIONS(run)                                                   \
-  {.name = "--step", .kind = CLI_POSITIVE, .target = &(run).step},             \
-      {.name = "--t-end", .kind = CLI_POSITIVE, .target = &(run).t_end},       \
-      {.name = "--set",                                                        \
-       .kind = CLI_LIST,                                                       \
-       .target = (run).set,                                                    \
-       .limit = CLI_MAX_SET,                                                   \
-       .count = &(run).nset},                                                  \
-      {.name = "--parameters", .kind = CLI_TEXT, .target = &(run).parameters}, \
+#define CLI_RUN_OPTIONS(run)                                                                 \
+  {.name = "--step", .kind = CLI_POSITIVE, .target = &(run).step},                           \
+      {.name = "--t-end", .kind = CLI_POSITIVE, .target = &(run).t_end},                     \
+      {.name = "--set",                                                                      \
+       .kind = CLI_LIST,                                                                     \
+       .target = (run).set,                                                                  \
+       .limit = CLI_MAX_SET,                                                                 \
+       .count = &(run).nset},                                                                \
+      {.name = "--parameters", .kind = CLI_TEXT, .target = &(run).parameters},               \
       {.name = "--equilibrium", .kind = CLI_FLAG, .target = &(run).equilibrium, .limit = 1}, \
-      {.name = "--linear-solver",                                              \
-       .kind = CLI_CHOICE,                                                     \
-       .target = &(run).linear_solver,                                         \
-       .choice = mb_linear_solver_parse,                                       \
-       .expected = "auto, dense, sparse or klu"},                              \
-  {                                                                            \
-    .name = "--tangent-refresh", .kind = CLI_CHOICE, .target = &(run).refresh, \
-    .choice = mb_tangent_refresh_parse, .expected = "step or iteration"        \
+      {.name = "--linear-solver",                                                            \
+       .kind = CLI_CHOICE,                                                                   \
+       .target = &(run).linear_solver,                                                       \
+       .choice = mb_linear_solver_parse,                                                     \
+       .expected = "auto, dense, sparse or klu"},                                            \
+  {                                                                                          \
+    .name = "--tangent-refresh", .kind = CLI_CHOICE, .target = &(run).refresh,               \
+    .choice = mb_tangent_refresh_parse, .expected = "step or iteration"                      \
   }
 #define CLI_THREADS_OPTION(run)                                        \
   {                                                                    \

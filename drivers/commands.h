@@ -8,6 +8,7 @@ int cmd_check(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_optimize(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
+int cmd_view(int argc, char** argv);
 
 /* Each command's argument parsing alone, as the command does it, with nothing run or written
    (for the fuzzing of the parser); returns CLI_OK, CLI_HELP or CLI_USAGE. */
@@ -17,5 +18,6 @@ int cmd_check_parse(int argc, char** argv);
 int cmd_bench_parse(int argc, char** argv);
 int cmd_optimize_parse(int argc, char** argv);
 int cmd_compare_parse(int argc, char** argv);
+int cmd_view_parse(int argc, char** argv);
 
 #endif

@@ -20,6 +20,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "time a simulation, the gradients and finite differences side by side"},
     {"optimize", cmd_optimize, "minimise a spec's objective over its design variables"},
     {"compare", cmd_compare, "run a spec's optimisation with several algorithms side by side"},
+    {"view", cmd_view, "simulate and write an HTML page: the mechanism in 3-D and its outputs"},
 };
 
 static void usage(FILE* out) {

@@ -10,9 +10,9 @@
 enum { MOST_ARGUMENTS = 64 };
 
 int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
-  static int (*const parse[])(int, char**) = {cmd_simulate_parse, cmd_gradient_parse,
-                                              cmd_check_parse,    cmd_bench_parse,
-                                              cmd_optimize_parse, cmd_compare_parse};
+  static int (*const parse[])(int, char**) = {
+      cmd_simulate_parse, cmd_gradient_parse, cmd_check_parse, cmd_bench_parse,
+      cmd_optimize_parse, cmd_compare_parse,  cmd_view_parse};
   if (size == 0) return 0;
   const size_t command = bytes[0] % (sizeof parse / sizeof parse[0]);
   char* text = malloc(size); /* the arguments, each ended by a zero */
