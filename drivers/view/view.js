@@ -361,7 +361,16 @@
       for (let i = 0; i <= 200; i++) xs.push(x0 + ((x1 - x0) * i) / 200);
       if (road[2] > 0) for (let k = -12; k <= 12; k++) xs.push(road[0] + (k * road[2]) / 3);
       xs.sort((a, b) => a - b);
-      const y0 = box.min.y - 0.15 * L, y1 = box.max.y + 0.15 * L;
+      // across the wheels' lanes: their centres over the run, a radius and a half to each side
+      let y0 = Infinity, y1 = -Infinity;
+      for (const d of designs)
+        for (const t of d.geometry.forces.filter((f) => f.type === 'tyre'))
+          for (const f of d.frames) {
+            const i = 1 + 7 * t.body;
+            const c = V(t.p).applyQuaternion(new THREE.Quaternion(f[i + 4], f[i + 5], f[i + 6], f[i + 3]));
+            y0 = Math.min(y0, f[i + 1] + c.y - 1.5 * t.radius);
+            y1 = Math.max(y1, f[i + 1] + c.y + 1.5 * t.radius);
+          }
       const position = [], index = [];
       xs.forEach((x, i) => {
         position.push(x, y0, h(x), x, y1, h(x));
