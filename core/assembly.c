@@ -357,6 +357,9 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   const double alpha = d->proj_penalty;
   double* viol = d->work;
   memset(d->lambda, 0, sizeof(double) * nc);
+  /* these multipliers are whole: no projection corrects them (mb_reaction_multiplier) */
+  memset(d->sigma, 0, sizeof(double) * nc);
+  memset(d->kappa, 0, sizeof(double) * nc);
   for (int it = 0; it < 50; it++) {
     memcpy(d->qdd, d->force, sizeof(double) * nq);
     for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phidd_rhs[i];

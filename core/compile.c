@@ -54,6 +54,7 @@ typedef struct caps {
   X(char, con_label, MB_LABEL_LEN * c.ncon) \
   X(int, con_body, c.ncon) \
   X(int, con_joint, c.ncon) \
+  X(int, con_side, 4 * c.ncon) \
   X(int, pres_kind, c.npres) \
   X(int, pres_lvec, 4 * c.npres) \
   X(double, pres_value, c.npres) \
@@ -63,6 +64,12 @@ typedef struct caps {
   X(int, joint_type, c.njoint) \
   X(int, joint_measure, 6 * c.njoint) \
   X(int, joint_body, 2 * c.njoint) \
+  X(int, joint_marker, 2 * c.njoint) \
+  X(int, joint_rel, c.njoint) \
+  X(int, joint_explicit, c.njoint) \
+  X(int, joint_rowadr, c.njoint) \
+  X(int, joint_rownum, c.njoint) \
+  X(int, joint_row, c.ncon) \
   X(int, force_type, c.nforce) \
   X(int, force_lvec, 2 * c.nforce) \
   X(int, force_body, c.nforce) \
@@ -280,9 +287,11 @@ typedef struct compiler {
   int* elem_kind;
   int* elem_fixed;
   double* elem_val;
-  double* elem_dval; /* derivative of the value of fixed elements */
-  int* ctrl_elem;    /* (ncontroller) the state block of each controller */
-  int mass_first;    /* first mass block of the body being compiled */
+  double* elem_dval;   /* derivative of the value of fixed elements */
+  int* ctrl_elem;      /* (ncontroller) the state block of each controller */
+  int* explicit_joint; /* (njoint) 1: expressed by rows alone (mb_model.joint_explicit) */
+  int* driver_row;     /* (ndriver) the constraint row of each driver */
+  int mass_first;      /* first mass block of the body being compiled */
 } compiler;
 
 /* Derivative of a description scalar with respect to the seed parameter. */
@@ -446,38 +455,62 @@ static void setup_markers(compiler* c) {
 /* ---------------------------------------------------------------------------------------------
    step 2: shared elements */
 
+/* 1 for the sensors that read a joint's multipliers (its reaction or the multipliers themselves).
+ */
+static int reads_multipliers(mb_sensor_type type) {
+  return type == MB_SENSOR_REACTION_FORCE || type == MB_SENSOR_REACTION_TORQUE ||
+         type == MB_SENSOR_MULTIPLIERS;
+}
+
+/* Joints whose multipliers an output reads are expressed by constraint rows alone. */
+static void mark_explicit_joints(compiler* c) {
+  for (int i = 0; i < c->d->nsensor; i++)
+    if (reads_multipliers(c->d->sensor[i].type)) c->explicit_joint[c->d->sensor[i].joint] = 1;
+}
+
+/* The elements joint type `type` makes its two markers share: the point, the axis (planar: the
+   in-plane direction) and the reference direction. */
+static void joint_shares(int type, int dim, int* point, int* axis, int* ref) {
+  *point = *axis = *ref = 0;
+  switch (type) {
+    case MB_JOINT_REVOLUTE:
+      *point = 1, *axis = dim == 3;
+      break;
+    case MB_JOINT_PRISMATIC:
+      *axis = 1, *ref = dim == 3;
+      break;
+    case MB_JOINT_SPHERICAL:
+    case MB_JOINT_UNIVERSAL:
+      *point = 1;
+      break;
+    case MB_JOINT_CYLINDRICAL:
+    case MB_JOINT_PLANAR:
+      *axis = 1;
+      break;
+    case MB_JOINT_FIXED:
+      *point = *axis = 1, *ref = dim == 3;
+      break;
+  }
+}
+
+/* Joints share their elements, except explicit ones (joint_explicit), whose moving bodies keep
+   their own elements at the joint, tied by the joint's rows (joint_constraints). */
 static void share_joint_nodes(compiler* c) {
   for (int j = 0; j < c->d->njoint; j++) {
     const mb_joint_desc* jd = &c->d->joint[j];
-    int n1 = 3 * marker_index(c, jd->body[0], jd->marker[0]);
-    int n2 = 3 * marker_index(c, jd->body[1], jd->marker[1]);
-    int point = 0, axis = 0, ref = 0;
-    switch (jd->type) {
-      case MB_JOINT_REVOLUTE:
-        point = 1, axis = c->dim == 3;
-        break;
-      case MB_JOINT_PRISMATIC:
-        axis = 1, ref = c->dim == 3;
-        break;
-      case MB_JOINT_SPHERICAL:
-        point = 1;
-        break;
-      case MB_JOINT_CYLINDRICAL:
-        axis = 1;
-        break;
-      case MB_JOINT_UNIVERSAL:
-        point = 1;
-        break;
-      case MB_JOINT_PLANAR:
-        axis = 1;
-        break;
-      case MB_JOINT_FIXED:
-        point = axis = 1, ref = c->dim == 3;
-        break;
+    int n[2] = {3 * marker_index(c, jd->body[0], jd->marker[0]),
+                3 * marker_index(c, jd->body[1], jd->marker[1])};
+    int use[3];
+    joint_shares(jd->type, c->dim, &use[NODE_POINT], &use[NODE_AXIS], &use[NODE_REF]);
+    for (int k = 0; k < 3; k++) {
+      if (!use[k]) continue;
+      if (!c->explicit_joint[j]) {
+        uf_union(c, n[0] + k, n[1] + k);
+        continue;
+      }
+      for (int s = 0; s < 2; s++)
+        if (jd->body[s] >= 0) c->active[n[s] + k] = 1;
     }
-    if (point) uf_union(c, n1 + NODE_POINT, n2 + NODE_POINT);
-    if (axis) uf_union(c, n1 + NODE_AXIS, n2 + NODE_AXIS);
-    if (ref) uf_union(c, n1 + NODE_REF, n2 + NODE_REF);
   }
 }
 
@@ -1002,6 +1035,8 @@ static void joint_measures(compiler* c, int j) {
   int mk2 = marker_index(c, jd->body[1], jd->marker[1]);
   int* meas = m->joint_measure + 6 * j;
   for (int k = 0; k < 6; k++) meas[k] = -1;
+  m->joint_marker[2 * j] = mk1, m->joint_marker[2 * j + 1] = mk2;
+  m->joint_rel[j] = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
   int has_angle = jd->type == MB_JOINT_REVOLUTE || jd->type == MB_JOINT_CYLINDRICAL;
   int has_translation = jd->type == MB_JOINT_PRISMATIC || jd->type == MB_JOINT_CYLINDRICAL;
   /* angle: sine x2 . y1, cosine x2 . x1 */
@@ -1010,9 +1045,28 @@ static void joint_measures(compiler* c, int j) {
   if (has_angle) meas[0] = x2, meas[1] = m->marker_third[mk1], meas[2] = x1;
   /* translation: (r2 - r1) . z1 */
   if (has_translation) {
-    meas[3] = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
+    meas[3] = m->joint_rel[j];
     meas[4] = m->marker_axis[mk1];
   }
+}
+
+/* The rows of an explicit joint: its points coincide (r2 - r1 = 0), its axes stay aligned
+   (z1 . x2 = z1 . y2 = 0; planar: x1 . y2 = 0) and, where sharing joins the reference directions
+   too, x1 . y2 = 0: what sharing the point, axis and reference would express. */
+static void explicit_rows(compiler* c, int j, int mk1, int mk2, const char* label) {
+  mb_model* m = c->m;
+  int point, axis, ref;
+  joint_shares(c->d->joint[j].type, c->dim, &point, &axis, &ref);
+  for (int r = 0; point && r < c->dim; r++)
+    add_con(c, MB_CON_DOT, m->joint_rel[j], c->ex[r], -1, -1, 0, 0, -1, label);
+  if (axis && c->dim == 2)
+    add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_third[mk2], -1, -1, 0, 0, -1, label);
+  if (axis && c->dim == 3) {
+    add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_ref[mk2], -1, -1, 0, 0, -1, label);
+    add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_third[mk2], -1, -1, 0, 0, -1, label);
+  }
+  if (ref)
+    add_con(c, MB_CON_DOT, m->marker_ref[mk1], m->marker_third[mk2], -1, -1, 0, 0, -1, label);
 }
 
 static void joint_constraints(compiler* c, int j) {
@@ -1022,10 +1076,11 @@ static void joint_constraints(compiler* c, int j) {
   int mk2 = marker_index(c, jd->body[1], jd->marker[1]);
   m->joint_body[2 * j] = m->marker_body[mk1];
   m->joint_body[2 * j + 1] = m->marker_body[mk2];
+  m->joint_explicit[j] = c->explicit_joint[j];
   char label[MB_LABEL_LEN];
   snprintf(label, sizeof label, "joint %s", jd->name);
-  int rel = -1;
-  const int first = m->ncon;
+  const int first = m->ncon, rel = m->joint_rel[j];
+  if (m->joint_explicit[j]) explicit_rows(c, j, mk1, mk2, label);
   switch (jd->type) {
     case MB_JOINT_UNIVERSAL:
       add_con(c, MB_CON_DOT, m->marker_axis[mk1], m->marker_axis[mk2], -1, -1, 0, 0, -1, label);
@@ -1033,22 +1088,49 @@ static void joint_constraints(compiler* c, int j) {
     case MB_JOINT_CYLINDRICAL:
     case MB_JOINT_PRISMATIC:
       if (c->dim == 2) {
-        rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
         add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, 0, -1, label);
         break;
       }
-      rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
       add_con(c, MB_CON_DOT, rel, m->marker_ref[mk1], -1, -1, 0, 0, -1, label);
       add_con(c, MB_CON_DOT, rel, m->marker_third[mk1], -1, -1, 0, 0, -1, label);
       break;
     case MB_JOINT_PLANAR:
-      rel = lvec_difference(c, m->marker_point[mk2], m->marker_point[mk1]);
       add_con(c, MB_CON_DOT, rel, m->marker_axis[mk1], -1, -1, 0, 0, -1, label);
       break;
     default:
       break; /* revolute, spherical, fixed: expressed entirely by shared elements */
   }
   for (int i = first; i < m->ncon; i++) m->con_joint[i] = j;
+}
+
+/* What linear vector lv is to the reaction side of joint j (mb_reaction_side). */
+static int reaction_side(const mb_model* m, int j, int lv) {
+  const int side = m->joint_body[2 * j + 1] >= 0, mk = m->joint_marker[2 * j + side];
+  if (lv < 0) return MB_SIDE_NONE;
+  if (lv == m->joint_rel[j]) return side ? MB_SIDE_POINT_PLUS : MB_SIDE_POINT_MINUS;
+  if (lv == m->marker_point[mk]) return MB_SIDE_POINT_PLUS;
+  if (lv == m->marker_axis[mk] || lv == m->marker_ref[mk] || lv == m->marker_third[mk])
+    return MB_SIDE_DIRECTION;
+  return MB_SIDE_NONE;
+}
+
+/* Each joint's rows, then those of the drivers of its coordinates, with what their linear
+   vectors are to the joint's reaction side. */
+static void joint_rows(compiler* c) {
+  mb_model* m = c->m;
+  int n = 0;
+  for (int j = 0; j < c->d->njoint; j++) {
+    m->joint_rowadr[j] = n;
+    for (int i = 0; i < m->ncon; i++)
+      if (m->con_joint[i] == j) m->joint_row[n++] = i;
+    for (int k = 0; k < c->d->ndriver; k++)
+      if (c->d->driver[k].joint == j) m->joint_row[n++] = c->driver_row[k];
+    m->joint_rownum[j] = n - m->joint_rowadr[j];
+    for (int r = m->joint_rowadr[j]; r < n; r++)
+      for (int k = 0; k < 4; k++)
+        m->con_side[4 * m->joint_row[r] + k] =
+            reaction_side(m, j, m->con_lvec[4 * m->joint_row[r] + k]);
+  }
 }
 
 /* A measure (angle or translation of a joint) set equal to value + f(t): kind and lvecs. */
@@ -1238,17 +1320,35 @@ static mb_status constraint_scales(mb_model* m) {
 /* ---------------------------------------------------------------------------------------------
    sensors */
 
-static int sensor_columns(int dim, const mb_sensor_desc* s) {
+/* The rows joint j of d has when explicit (explicit_rows, joint_constraints) and those of the
+   drivers of its coordinates. */
+static int explicit_row_count(const mb_desc* d, int j) {
+  const int type = d->joint[j].type, dim = d->dim;
+  int point, axis, ref, n = 0;
+  joint_shares(type, dim, &point, &axis, &ref);
+  n = point * dim + axis * (dim - 1) + ref;
+  if (type == MB_JOINT_UNIVERSAL || type == MB_JOINT_PLANAR) n += 1;
+  if (type == MB_JOINT_PRISMATIC || type == MB_JOINT_CYLINDRICAL) n += dim - 1;
+  for (int k = 0; k < d->ndriver; k++) n += d->driver[k].joint == j;
+  return n;
+}
+
+static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
+  const int dim = d->dim;
   if (s->component >= 0) return 1;
   switch (s->type) {
     case MB_SENSOR_POINT_POSITION:
     case MB_SENSOR_POINT_VELOCITY:
     case MB_SENSOR_POINT_ACCELERATION:
+    case MB_SENSOR_REACTION_FORCE:
       return dim;
     case MB_SENSOR_BODY_ANGULAR_VELOCITY:
     case MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY:
     case MB_SENSOR_BODY_ANGLES:
+    case MB_SENSOR_REACTION_TORQUE:
       return dim == 2 ? 1 : 3;
+    case MB_SENSOR_MULTIPLIERS:
+      return explicit_row_count(d, s->joint);
     default:
       return 1;
   }
@@ -1285,21 +1385,28 @@ static void sensor_setup(compiler* c) {
       case MB_SENSOR_CONTROL_ERROR:
         ref[0] = s->force;
         break;
+      case MB_SENSOR_REACTION_FORCE:
+      case MB_SENSOR_REACTION_TORQUE:
+      case MB_SENSOR_MULTIPLIERS:
+        ref[0] = s->joint, ref[1] = s->joint_frame;
+        break;
       default:
         break;
     }
-    int ncol = sensor_columns(c->dim, s);
+    int ncol = sensor_columns(c->d, s);
     m->sensor_outadr[i] = m->nout;
     m->sensor_outnum[i] = ncol;
     int angles = s->type == MB_SENSOR_BODY_ANGLES && c->dim == 3;
     int planar_rot =
         (s->type == MB_SENSOR_BODY_ANGLES || s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY ||
-         s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY) &&
+         s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY || s->type == MB_SENSOR_REACTION_TORQUE) &&
         c->dim == 2;
     for (int k = 0; k < ncol; k++) {
       char* name = m->out_name + MB_LABEL_LEN * m->nout++;
       if (ncol == 1 || planar_rot)
         snprintf(name, MB_LABEL_LEN, "%s", s->name);
+      else if (s->type == MB_SENSOR_MULTIPLIERS || k >= 3)
+        snprintf(name, MB_LABEL_LEN, "%s.%d", s->name, k + 1); /* the joint's rows, in order */
       else
         snprintf(name, MB_LABEL_LEN, "%s.%s", s->name, angles ? angle_names[k] : axis_names[k]);
     }
@@ -1356,6 +1463,12 @@ static mb_status controller_setup(compiler* c) {
         return mb_error_set(c->err, MB_ERR_MODEL,
                             "controllers[%d] (%s): the error cannot use the control output "
                             "\"%s\"",
+                            i, cd->name, cd->term[j].output);
+      /* a force from the multipliers would have to be converged inside the step */
+      if (mb_output_reads_multipliers(m, col))
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "controllers[%d] (%s): the error cannot use the reaction output "
+                            "\"%s\" (it reads the joint's multipliers)",
                             i, cd->name, cd->term[j].output);
       const int point = m->sensor_type[s] == MB_SENSOR_POINT_POSITION;
       if (needs_rate && !point)
@@ -1438,16 +1551,17 @@ static caps model_caps(const compiler* c, int nq) {
   k.nq = nq;
   /* linear vectors: markers (4), bodies (origin, axes, com, base), extra elements, joints,
      prescriptions, constants */
-  k.nlvec = 4 * c->nmk + 10 * d->nbody + natt + 2 * d->njoint + 4 * d->nprescribe + 8;
+  k.nlvec = 4 * c->nmk + 10 * d->nbody + natt + 3 * d->njoint + 4 * d->nprescribe + 8;
   k.nterm = 8 * k.nlvec;
-  k.ncon = 6 * d->nbody + 3 * natt + 2 * d->njoint + d->ndriver;
+  /* a joint's rows: 3 at most when it shares elements, 6 when explicit */
+  k.ncon = 6 * d->nbody + 3 * natt + 6 * d->njoint + d->ndriver;
   k.nfunc = d->ndriver + 3 * d->nforce;
   k.nfuncdata = 0;
   for (int i = 0; i < d->ndriver; i++) k.nfuncdata += func_storage(&d->driver[i].func);
   for (int i = 0; i < d->nforce; i++)
     for (int j = 0; j < 3; j++) k.nfuncdata += func_storage(&d->force[i].func[j]);
   k.nout = 0;
-  for (int i = 0; i < d->nsensor; i++) k.nout += sensor_columns(d->dim, &d->sensor[i]);
+  for (int i = 0; i < d->nsensor; i++) k.nout += sensor_columns(d, &d->sensor[i]);
   k.nctrl = d->ncontroller;
   k.npres += d->dim * d->ncontroller;
   k.nlvec += d->ncontroller;
@@ -1480,6 +1594,7 @@ static mb_status build_model(compiler* c) {
     double e[3] = {0, 0, 0};
     e[r] = 1;
     c->ex[r] = lvec_constant(c, e);
+    m->unit_lvec[r] = dm->unit_lvec[r] = c->ex[r];
   }
 
   /* markers: points may depend on parameters, directions do not */
@@ -1544,8 +1659,10 @@ static mb_status build_model(compiler* c) {
     int kind = measure_constraint(m, dr->joint, dr->coord, lv);
     char label[MB_LABEL_LEN];
     snprintf(label, sizeof label, "driver %s", dr->name);
-    add_con(c, kind, lv[0], lv[1], lv[2], lv[3], 0, 0, add_func(c, &dr->func), label);
+    c->driver_row[i] =
+        add_con(c, kind, lv[0], lv[1], lv[2], lv[3], 0, 0, add_func(c, &dr->func), label);
   }
+  joint_rows(c);
 
   /* prescribed initial coordinates */
   for (int i = 0; i < d->nprescribe; i++) {
@@ -1688,9 +1805,13 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   c.parent = calloc(3 * c.nmk + 1, sizeof(int));
   c.active = calloc(3 * c.nmk + 1, sizeof(int));
   c.node_elem = calloc(3 * c.nmk + 1, sizeof(int));
-  if (!c.mk || !c.parent || !c.active || !c.node_elem) goto fail;
+  c.explicit_joint = calloc(d->njoint + 1, sizeof(int));
+  c.driver_row = calloc(d->ndriver + 1, sizeof(int));
+  if (!c.mk || !c.parent || !c.active || !c.node_elem || !c.explicit_joint || !c.driver_row)
+    goto fail;
   for (int i = 0; i < 3 * c.nmk; i++) c.parent[i] = i;
   setup_markers(&c);
+  mark_explicit_joints(&c);
 
   /* shared elements, then each body's attachments and base */
   share_joint_nodes(&c);
@@ -1781,6 +1902,8 @@ fail:
   free(c.parent);
   free(c.active);
   free(c.node_elem);
+  free(c.explicit_joint);
+  free(c.driver_row);
   free(c.keys);
   free(c.elem_kind);
   free(c.elem_fixed);

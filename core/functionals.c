@@ -96,6 +96,21 @@ double mbd_functional_partials(const mb_model* m, const mb_data* d, int f, int f
   return sum;
 }
 
+int mbd_functional_lambda(const mb_model* m, const mb_data* d, int f, int final, double* dlam) {
+  memset(dlam, 0, sizeof(double) * (size_t)m->ncon);
+  if (f < 0 || f >= m->nfunctional) return 0;
+  int reading = 0;
+  for (int j = 0; j < m->nfterm; j++) {
+    const int col = m->fterm_column[j];
+    if (!term_of(m, j, f, final) || !mb_output_reads_multipliers(m, col)) continue;
+    term_partials p;
+    term_eval(m, d, j, mbd_output_add_partials(m, d, col, 0, NULL, NULL, NULL), &p);
+    mbd_output_add_lambda_partials(m, d, col, p.ds, dlam);
+    reading++;
+  }
+  return reading;
+}
+
 double mbd_functional_param(const mb_model* m, const mb_model* dm, const mb_data* d, int f,
                             int final) {
   if (f < 0 || f >= m->nfunctional) return NAN;

@@ -193,9 +193,48 @@ void mbd_controllers_param(const mb_model* m, const mb_model* dm, const mb_data*
 double mbd_controller_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
 double mb_controller_power(const mb_model* m, mb_data* d);
 
-/* sensors (sensors.c): raw values of sensor i at the state of d into v (3; angles not unwrapped,
-   all components even when the sensor selects one); returns their number and sets *angle to 1
-   when they are angles (unwrapped by mb_sensors) */
+/* The most values a sensor gives: a joint's multipliers (6 rows of a fixed joint, 2 drivers). */
+#define MB_SENSOR_VALUES 8
+
+/* joint reactions (reactions.c), of explicit joints (mb_model.joint_explicit) */
+
+/* One term of a joint's reaction: the constraint force -lambda[row] coef w of a row on the linear
+   vector lv of the reaction side, w the value of the row's partner vector; coef depends on the
+   row's target e(t) (dcoef = d coef / de). */
+typedef struct mb_reaction_term {
+  int row, lv, partner, side; /* side: mb_reaction_side */
+  double coef, dcoef;
+} mb_reaction_term;
+
+/* The most terms a joint has: 4 linear vectors in each of its rows. */
+#define MB_REACTION_TERMS (4 * MB_SENSOR_VALUES)
+
+/* The multiplier of constraint row i that reactions use: lambda + kappa, consistent with the
+   projected accelerations (reactions.c). */
+static inline double mb_reaction_multiplier(const mb_data* d, int i) {
+  return d->lambda[i] + d->kappa[i];
+}
+
+/* The terms of joint j's reaction at the time of d into terms (MB_REACTION_TERMS); returns their
+   number. */
+int mb_reaction_terms(const mb_model* m, const mb_data* d, int j, mb_reaction_term* terms);
+
+/* 1 when joint j's reaction is computed on marker 2's side, 0 on marker 1's (marker 2 on the
+   ground). */
+int mb_reaction_side_index(const mb_model* m, int j);
+
+/* The force (3) body 1 exerts on body 2 through joint j, and its torque (3) about marker 2's
+   point, global components (planar: torque about z in torque[2]). */
+void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, double* force, double* torque);
+
+/* The linear vector of the unit vector component comp of a reaction output is taken along: a
+   global axis, or (joint_frame) marker 2's x, y, z (planar: axis, its normal); planar torques
+   about z. */
+int mb_reaction_frame(const mb_model* m, int j, int joint_frame, int torque, int comp);
+
+/* sensors (sensors.c): raw values of sensor i at the state of d into v (MB_SENSOR_VALUES; angles
+   not unwrapped, all components even when the sensor selects one); returns their number and sets
+   *angle to 1 when they are angles (unwrapped by mb_sensors) */
 int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle);
 
 /* output partials (sensor_partials.c): output column col at the state of d, angles unwrapped to
@@ -203,6 +242,13 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
    qdd to dq, dqd, dqdd (each nq, may be NULL). No scratch memory. */
 double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
                                double* dqd, double* dqdd);
+
+/* The same for the partials with respect to the multipliers: dlam (ncon) += s d out / d lambda. */
+double mbd_output_add_lambda_partials(const mb_model* m, const mb_data* d, int col, double s,
+                                      double* dlam);
+
+/* 1 when output column col reads multipliers (a joint's reaction or multipliers). */
+int mb_output_reads_multipliers(const mb_model* m, int col);
 
 /* the sensor of output column col (sensor_partials.c) and, in *comp, the index of the column
    among the sensor's values; -1 if none */

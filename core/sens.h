@@ -63,6 +63,7 @@ typedef struct sens_ws {
   double* scatter; /* (nq) zero between uses */
   double* vec;     /* (nq) */
   double* gq;      /* (3 nq) partials of a functional */
+  double* glam;    /* (nc) its partials with respect to the multipliers */
   sens_point pt;   /* the step being solved (its d: the caller's) */
 } sens_ws;
 

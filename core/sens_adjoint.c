@@ -91,6 +91,12 @@ static void load_mark(const mb_model* m, mb_data* d, const tape* tp, long index,
   memcpy(d->qd, x + m->nq, m->nq * sizeof(double));
   memcpy(d->qdd, x + 2 * m->nq, m->nq * sizeof(double));
   memcpy(d->lambda, x + 3 * m->nq, m->ncon * sizeof(double));
+  /* the assembled state's multipliers are whole (its outputs read them); later marks only
+     restart the integration, which projects again */
+  if (step == 0) {
+    memset(d->sigma, 0, m->ncon * sizeof(double));
+    memset(d->kappa, 0, m->ncon * sizeof(double));
+  }
   d->report.steps = (int)step;
   d->t = step * m->opt.step;
 }
@@ -114,6 +120,8 @@ typedef struct adjoint {
   double *abar, *bbar, *cbar; /* (nq x nf) adjoints of q_rho, qd_rho, qdd_rho */
   double *hv, *ha;            /* (nq x nf) adjoints of the Newmark history */
   double* zeta;               /* (nq x nf) */
+  double* lbar;               /* (nc x nf) adjoints of lambda_rho of the step: the objective's
+                                 partials in the multipliers (reaction outputs) */
   double* eta[3];             /* (nc x nf) multipliers of the tangent linear model (0) and the
                                  velocity (1) and acceleration (2) projections, kept from one step
                                  to the next as the starting point of their iterations */
@@ -124,7 +132,7 @@ typedef struct adjoint {
 /* local objective at the state of d: adjoints += weight partials, grad += weight explicit */
 static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* a, int final,
                             double weight, double* grad) {
-  const int nq = m->nq;
+  const int nq = m->nq, nc = m->ncon;
   double *gq = ws->gq, *gqd = ws->gq + nq, *gqdd = ws->gq + 2 * nq;
   for (int f = 0; f < a->nf; f++) {
     mbd_functional_partials(m, d, f, final, gq, gqd, gqdd);
@@ -133,6 +141,8 @@ static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint*
       a->bbar[(size_t)f * nq + j] += weight * gqd[j];
       a->cbar[(size_t)f * nq + j] += weight * gqdd[j];
     }
+    if (mbd_functional_lambda(m, d, f, final, ws->glam) > 0)
+      for (int i = 0; i < nc; i++) a->lbar[(size_t)f * nc + i] += weight * ws->glam[i];
     const int nactive = sens_active_list(ws, d->t);
     for (int i = 0; i < nactive; i++) {
       const int k = ws->active[i];
@@ -165,7 +175,8 @@ static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* 
   }
 }
 
-/* The adjoint of one projection: K^T [zeta; eta] = [xbar; 0]; then the inputs' adjoints:
+/* The adjoint of one projection: K^T [zeta; eta] = [xbar; 0] (acceleration projection: [xbar;
+   lbar], its multipliers kappa entering the reactions as lambda does); then the inputs' adjoints:
    abar -= H_mult zeta + (d^level Phi)_q^T eta, [level 2: bbar -= 2 (dPhi/dt)_q^T eta],
    star = M zeta (the adjoint of x*). */
 static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws* ws, adjoint* a,
@@ -173,7 +184,8 @@ static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws*
   const int nq = m->nq, nc = m->ncon, nf = a->nf;
   const mb_rows* rows = &m->structure->phiq;
   mb_data* d = pt->d;
-  sens_kkt_solve(m, d, SENS_PROJECTION, pt->pen, nf, xbar, a->zero, a->zeta, a->eta[level]);
+  sens_kkt_solve(m, d, SENS_PROJECTION, pt->pen, nf, xbar, level == 2 ? a->lbar : a->zero, a->zeta,
+                 a->eta[level]);
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
   const double* rates = level == 1 ? pt->phid_q : pt->phidd_q;
   for (int f = 0; f < nf; f++) {
@@ -212,6 +224,7 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
   const double d1 = 1 / (beta * h * h), d2 = 1 / (beta * h), d3 = 1 / (2 * beta) - 1;
   double *qd_star_bar = a->hv, *qdd_star_bar = a->ha;
   mb_data* d = pt->d;
+  memset(a->lbar, 0, sizeof(double) * (size_t)m->ncon * nf);
   /* the angles on their branch at step n: unwrapped backward from the final ones, step by step */
   mb_sensors_angles(m, d);
   if (n == nstep) objective_terms(m, d, ws, a, 1, 1, grad);
@@ -224,9 +237,9 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
   /* qd* = cv x - hat_v, qdd* = ca x - hat_a */
   for (size_t i = 0; i < len; i++) a->abar[i] += c1 * qd_star_bar[i] + d1 * qdd_star_bar[i];
 
-  /* the tangent linear model at the dynamic state: K1^T [zeta; eta] = [abar; 0] */
+  /* the tangent linear model at the dynamic state: K1^T [zeta; eta] = [abar; lbar] */
   sens_use_star_rates(m, pt);
-  sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->zero, a->zeta,
+  sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->lbar, a->zeta,
                  a->eta[0]);
   explicit_terms(m, d, ws, a, 0, grad);
 
@@ -403,7 +416,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
     goto done;
   }
   const size_t cq = (size_t)nq * (nf > 0 ? nf : 1), cc = (size_t)nc * (nf > 0 ? nf : 1);
-  buf = calloc(6 * cq + 4 * cc + nq + nc + 8, sizeof(double));
+  buf = calloc(6 * cq + 5 * cc + nq + nc + 8, sizeof(double));
   if (!tape_init(m, &tp, nstep, checkpoint) || !buf) {
     mb_error_set(err, st, "adjoint sensitivity: out of memory");
     goto done;
@@ -413,7 +426,8 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   a.ha = buf + 4 * cq, a.zeta = buf + 5 * cq;
   for (int level = 0; level < 3; level++) a.eta[level] = buf + 6 * cq + level * cc;
   a.zero = a.eta[2] + cc;
-  a.r = a.zero + cc, a.g = a.r + nq;
+  a.lbar = a.zero + cc;
+  a.r = a.lbar + cc, a.g = a.r + nq;
   memset(psi, 0, sizeof(double) * nf);
   memset(grad, 0, sizeof(double) * nf * p);
   memset(&d->report, 0, sizeof d->report);
@@ -465,6 +479,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
     memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   }
   d->t = 0;
+  memset(a.lbar, 0, sizeof(double) * cc);
   objective_terms(m, d, ws, &a, 0, nstep > 0 ? 0.5 * h : 0, grad);
   if (nstep == 0) objective_terms(m, d, ws, &a, 1, 1, grad);
   if (p > 0 && (st = sens_initial(m, d, ws, err)) != MB_OK) goto done;
@@ -473,7 +488,8 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
       const size_t col = (size_t)k * nq, adj = (size_t)f * nq;
       grad[(size_t)f * p + k] += dot(nq, a.abar + adj, ws->qr + col) +
                                  dot(nq, a.bbar + adj, ws->qdr + col) +
-                                 dot(nq, a.cbar + adj, ws->qddr + col);
+                                 dot(nq, a.cbar + adj, ws->qddr + col) +
+                                 dot(nc, a.lbar + (size_t)f * nc, ws->lamr + (size_t)k * nc);
     }
   st = MB_OK;
 

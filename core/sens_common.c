@@ -208,10 +208,10 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->desc = desc, ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nhess = (size_t)m->structure->nhess_unique;
-  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,    &ws->g,
-                       &ws->s,  &ws->H,   &ws->vec,  &ws->gq,   &ws->scatter};
+  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,  &ws->g,
+                       &ws->s,  &ws->H,   &ws->vec,  &ws->gq,   &ws->glam, &ws->scatter};
   const size_t counts[] = {nq * nk,     nq * nk, nq * nk, nc * nk, nq * nk, nc * nk,
-                           2 * nc * nk, nhess,   nq,      3 * nq,  nq};
+                           2 * nc * nk, nhess,   nq,      3 * nq,  nc,      nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));

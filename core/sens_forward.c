@@ -99,13 +99,18 @@ static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, do
   for (int fn = 0; fn < m->nfunctional; fn++) {
     psi[fn] += weight * mbd_functional_partials(m, d, fn, final, gq, gqd, gqdd);
     if (!grad) continue;
+    /* reactions read the multipliers */
+    const int glam = mbd_functional_lambda(m, d, fn, final, ws->glam) > 0;
     for (int k = 0; k < ws->p; k++) {
-      const size_t cq = (size_t)k * nq;
+      const size_t cq = (size_t)k * nq, cc = (size_t)k * m->ncon;
       double v = ws->func_dep[k] && sens_active(ws, k, d->t)
                      ? mbd_functional_param(m, ws->dm[k], d, fn, final)
                      : 0;
       for (int j = 0; j < nq; j++)
         v += gq[j] * ws->qr[cq + j] + gqd[j] * ws->qdr[cq + j] + gqdd[j] * ws->qddr[cq + j];
+      /* of lambda + kappa: the step's multipliers and the acceleration projection's */
+      const double* kr = ws->s + (size_t)m->ncon * ws->ncol + cc;
+      for (int i = 0; glam && i < m->ncon; i++) v += ws->glam[i] * (ws->lamr[cc + i] + kr[i]);
       grad[(size_t)fn * ws->p + k] += weight * v;
     }
   }

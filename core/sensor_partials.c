@@ -28,6 +28,7 @@ typedef struct chain {
   const mb_model* dm;      /* tangent model, or NULL */
   double dp;               /* accumulated parameter derivative */
   unsigned char* support;  /* or: marks the coordinate blocks the partials can reach */
+  double* dlam;            /* partials with respect to the multipliers (ncon, may be NULL) */
 } chain;
 
 /* marks the coordinate blocks of linear vector lv */
@@ -323,6 +324,80 @@ static void control_chain(chain* c, int i, int error) {
   }
 }
 
+/* adds x to the partial with respect to multiplier `row` */
+static void chain_lambda(chain* c, int row, double x) {
+  if (c->dlam && !c->dm && !c->support) c->dlam[row] += c->scale * x;
+}
+
+/* derivative of the target e(t) of constraint row i along the tangent model */
+static double target_param(const chain* c, int i) {
+  double de = c->dm->con_value[i];
+  if (c->m->con_func[i] >= 0) {
+    double df;
+    mbd_func_param(c->m, c->dm, c->m->con_func[i], c->d->t, &df, NULL, NULL);
+    de += df;
+  }
+  return de;
+}
+
+/* component comp of joint j's reaction force or torque (reactions.c) along the unit vector e of
+   the frame: a sum over the terms g = -lambda coef w of products e . (sigma g) (forces),
+   e . (u x g) (torques on directions u) and, on marker 1's side, e . (r x g) with r = r1 - r2 (the
+   moment that moves the reaction to marker 2's point); each factor's derivative in turn */
+static void reaction_chain(chain* c, int j, int joint_frame, int torque, int comp) {
+  const mb_model* m = c->m;
+  const mb_data* d = c->d;
+  mb_reaction_term terms[MB_REACTION_TERMS];
+  const int n = mb_reaction_terms(m, d, j, terms);
+  const int side2 = mb_reaction_side_index(m, j);
+  const int elv = mb_reaction_frame(m, j, joint_frame, torque, comp);
+  const int p1 = m->marker_point[m->joint_marker[2 * j]];
+  const int p2 = m->marker_point[m->joint_marker[2 * j + 1]];
+  double e[3], r[3] = {0, 0, 0};
+  mb_lvec_eval(m, elv, d->q, e);
+  if (torque && !side2) {
+    double a[3], b[3];
+    mb_lvec_eval(m, p1, d->q, a);
+    mb_lvec_eval(m, p2, d->q, b);
+    for (int k = 0; k < 3; k++) r[k] = a[k] - b[k];
+  }
+  for (int k = 0; k < n; k++) {
+    const mb_reaction_term* t = terms + k;
+    const int direction = t->side == MB_SIDE_DIRECTION;
+    if (direction != torque && (direction || side2)) continue;
+    /* y = s coef lambda (e . w) or s coef lambda e . (a x w), a = u or r */
+    const double sigma = t->side == MB_SIDE_POINT_MINUS ? -1 : 1;
+    const double s = direction ? (side2 ? -1 : 1) : torque ? sigma : (side2 ? -sigma : sigma);
+    const double lam = mb_reaction_multiplier(d, t->row), kk = s * t->coef * lam;
+    double w[3], a[3], geom, ew[3], we[3], ea[3];
+    mb_lvec_eval(m, t->partner, d->q, w);
+    if (!torque) {
+      geom = mbu_dot3(e, w);
+      chain_lvec(c, elv, LV_VALUE, kk, w);
+      chain_lvec(c, t->partner, LV_VALUE, kk, e);
+    } else {
+      if (direction)
+        mb_lvec_eval(m, t->lv, d->q, a);
+      else
+        for (int q = 0; q < 3; q++) a[q] = r[q];
+      mbu_cross3(a, w, ew);
+      mbu_cross3(w, e, we);
+      mbu_cross3(e, a, ea);
+      geom = mbu_dot3(e, ew);
+      chain_lvec(c, elv, LV_VALUE, kk, ew);
+      chain_lvec(c, t->partner, LV_VALUE, kk, ea);
+      if (direction) {
+        chain_lvec(c, t->lv, LV_VALUE, kk, we);
+      } else {
+        chain_lvec(c, p1, LV_VALUE, kk, we);
+        chain_lvec(c, p2, LV_VALUE, -kk, we);
+      }
+    }
+    chain_lambda(c, t->row, s * t->coef * geom);
+    if (c->dm && t->dcoef != 0) chain_param(c, s * t->dcoef * target_param(c, t->row) * lam * geom);
+  }
+}
+
 /* ---------------------------------------------------------------------------------------------
    output columns */
 
@@ -344,7 +419,7 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
   if (i < 0) return NAN;
 
   /* the value, angles on the branch of the last recorded output */
-  double v[3];
+  double v[MB_SENSOR_VALUES];
   mb_sensor_eval(m, d, i, v, &angle);
   double value = v[comp];
   if (angle) value += 2 * MB_PI * round((d->out[col] - value) / (2 * MB_PI));
@@ -403,20 +478,46 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
     case MB_SENSOR_CONTROL_ERROR:
       control_chain(c, ref[0], m->sensor_type[i] == MB_SENSOR_CONTROL_ERROR);
       break;
+    case MB_SENSOR_REACTION_FORCE:
+    case MB_SENSOR_REACTION_TORQUE:
+      reaction_chain(c, ref[0], ref[1], m->sensor_type[i] == MB_SENSOR_REACTION_TORQUE, comp);
+      break;
+    case MB_SENSOR_MULTIPLIERS:
+      chain_lambda(c, m->joint_row[m->joint_rowadr[ref[0]] + comp], 1);
+      break;
   }
   return value;
 }
 
 void mb_output_support(const mb_model* m, const mb_data* d, int col, unsigned char* blocks) {
-  chain c = {m, d, 1, NULL, NULL, NULL, NULL, 0, blocks};
+  chain c = {m, d, 1, NULL, NULL, NULL, NULL, 0, blocks, NULL};
   column_chain(m, d, col, &c);
 }
 
 double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
                                double* dqd, double* dqdd) {
-  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0, NULL};
+  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0, NULL, NULL};
   const int want = s != 0 && (dq || dqd || dqdd);
   return column_chain(m, d, col, want ? &c : NULL);
+}
+
+double mbd_output_add_lambda_partials(const mb_model* m, const mb_data* d, int col, double s,
+                                      double* dlam) {
+  chain c = {m, d, s, NULL, NULL, NULL, NULL, 0, NULL, dlam};
+  return column_chain(m, d, col, s != 0 && dlam ? &c : NULL);
+}
+
+double mbd_output_lambda(const mb_model* m, const mb_data* d, int col, double* dlam) {
+  memset(dlam, 0, sizeof(double) * (size_t)m->ncon);
+  return mbd_output_add_lambda_partials(m, d, col, 1, dlam);
+}
+
+int mb_output_reads_multipliers(const mb_model* m, int col) {
+  int comp;
+  const int i = col >= 0 && col < m->nout ? mb_column_sensor(m, col, &comp) : -1;
+  return i >= 0 && (m->sensor_type[i] == MB_SENSOR_REACTION_FORCE ||
+                    m->sensor_type[i] == MB_SENSOR_REACTION_TORQUE ||
+                    m->sensor_type[i] == MB_SENSOR_MULTIPLIERS);
 }
 
 double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,
@@ -429,7 +530,7 @@ double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double*
 }
 
 double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col) {
-  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0, NULL};
+  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0, NULL, NULL};
   if (isnan(column_chain(m, d, col, &c))) return NAN;
   return c.dp;
 }

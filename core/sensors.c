@@ -88,7 +88,7 @@ static int is_angle(const mb_model* m, int i) {
 int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* angle) {
   const int* ref = m->sensor_ref + 2 * i;
   int nv = 1;
-  v[0] = v[1] = v[2] = 0;
+  for (int k = 0; k < MB_SENSOR_VALUES; k++) v[k] = 0;
   *angle = is_angle(m, i);
   switch ((mb_sensor_type)m->sensor_type[i]) {
     case MB_SENSOR_POINT_POSITION:
@@ -148,6 +148,24 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
     case MB_SENSOR_CONTROL_ERROR:
       v[0] = mb_controller_error(m, d, ref[0], NULL, NULL);
       break;
+    case MB_SENSOR_REACTION_FORCE:
+    case MB_SENSOR_REACTION_TORQUE: {
+      const int torque = m->sensor_type[i] == MB_SENSOR_REACTION_TORQUE;
+      double F[3], T[3];
+      mb_joint_reaction(m, d, ref[0], F, T);
+      nv = torque && m->dim == 2 ? 1 : m->dim;
+      for (int k = 0; k < nv; k++) {
+        double e[3];
+        mb_lvec_eval(m, mb_reaction_frame(m, ref[0], ref[1], torque, k), d->q, e);
+        v[k] = mbu_dot3(e, torque ? T : F);
+      }
+      break;
+    }
+    case MB_SENSOR_MULTIPLIERS:
+      nv = m->joint_rownum[ref[0]];
+      for (int k = 0; k < nv; k++)
+        v[k] = mb_reaction_multiplier(d, m->joint_row[m->joint_rowadr[ref[0]] + k]);
+      break;
   }
   return nv;
 }
@@ -155,7 +173,7 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
 /* sensor i's outputs into d->out, its angles unwrapped */
 static void record(const mb_model* m, mb_data* d, int i) {
   const int comp = m->sensor_component[i];
-  double v[3];
+  double v[MB_SENSOR_VALUES];
   int angle;
   const int nv = mb_sensor_eval(m, d, i, v, &angle);
   if (angle)

@@ -1775,7 +1775,16 @@ static mb_status read_controllers(json_ctx* c, const cJSON* root) {
 }
 
 /* output types, the sensor each gives, and the reference it needs */
-enum { NEED_NONE, NEED_MARKER, NEED_BODY, NEED_JOINT, NEED_SPRING, NEED_CONTROLLER };
+enum {
+  NEED_NONE,
+  NEED_MARKER,
+  NEED_BODY,
+  NEED_JOINT,
+  NEED_SPRING,
+  NEED_CONTROLLER,
+  NEED_REACTION,
+  NEED_MULTIPLIERS
+};
 static const struct {
   const char* name;
   mb_sensor_type type;
@@ -1797,6 +1806,9 @@ static const struct {
     {"total_energy", MB_SENSOR_TOTAL_ENERGY, NEED_NONE},
     {"control", MB_SENSOR_CONTROL, NEED_CONTROLLER},
     {"control_error", MB_SENSOR_CONTROL_ERROR, NEED_CONTROLLER},
+    {"reaction_force", MB_SENSOR_REACTION_FORCE, NEED_REACTION},
+    {"reaction_torque", MB_SENSOR_REACTION_TORQUE, NEED_REACTION},
+    {"multipliers", MB_SENSOR_MULTIPLIERS, NEED_MULTIPLIERS},
 };
 
 /* the optional "component": an index into the sensor's values (-1: all of them) */
@@ -1816,7 +1828,8 @@ static mb_status read_component(json_ctx* c, const cJSON* e, const char* path, m
     hint = n == 2 ? "planar models have only \"angle\"" : "yaw, pitch or roll";
     n = n == 2 ? 1 : 3;
   } else if ((s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY ||
-              s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY) &&
+              s->type == MB_SENSOR_BODY_ANGULAR_VELOCITY_BODY ||
+              s->type == MB_SENSOR_REACTION_TORQUE) &&
              n == 2) {
     names = planar_omega;
     hint = "planar models have only \"z\"";
@@ -1829,13 +1842,15 @@ static mb_status read_component(json_ctx* c, const cJSON* e, const char* path, m
 }
 
 static mb_status read_outputs(json_ctx* c, const cJSON* root) {
-  static const char* const keys[][5] = {
+  static const char* const keys[][6] = {
       [NEED_NONE] = {"name", "type", NULL},
       [NEED_MARKER] = {"name", "type", "marker", "component", NULL},
       [NEED_BODY] = {"name", "type", "body", "component", NULL},
       [NEED_JOINT] = {"name", "type", "joint", "coordinate", NULL},
       [NEED_SPRING] = {"name", "type", "force", NULL},
       [NEED_CONTROLLER] = {"name", "type", "controller", NULL},
+      [NEED_REACTION] = {"name", "type", "joint", "component", "frame", NULL},
+      [NEED_MULTIPLIERS] = {"name", "type", "joint", NULL},
   };
   const int ntype = (int)(sizeof output_types / sizeof output_types[0]);
   char path[PATH_LEN], sub[PATH_LEN];
@@ -1865,8 +1880,8 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
                   "unknown output type \"%.64s\" (position, velocity, acceleration, "
                   "angular_velocity, angular_velocity_body, angles, joint, joint_rate, "
                   "spring_length, spring_force, "
-                  "kinetic_energy, gravity_energy, elastic_energy, total_energy, control or "
-                  "control_error)",
+                  "kinetic_energy, gravity_energy, elastic_energy, total_energy, control, "
+                  "control_error, reaction_force, reaction_torque or multipliers)",
                   type);
     s->type = output_types[t].type;
     TRY(check_keys(c, e, path, keys[output_types[t].need]));
@@ -1886,6 +1901,21 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
       case NEED_JOINT:
         TRY(member_joint_ref(c, e, path, &s->joint));
         TRY(member_coord(c, e, path, s->joint, &s->coord));
+        break;
+      case NEED_REACTION: {
+        static const char* const frames[] = {"global", "joint"};
+        const char* frame;
+        TRY(member_joint_ref(c, e, path, &s->joint));
+        TRY(read_component(c, e, path, s));
+        TRY(member_string(c, e, path, "frame", 0, &frame));
+        path_key(sub, path, "frame");
+        s->joint_frame = frame ? component_index(frame, frames, 2) : 0;
+        if (s->joint_frame < 0)
+          return fail(c, sub, "unknown frame \"%.16s\" (global or joint)", frame);
+        break;
+      }
+      case NEED_MULTIPLIERS:
+        TRY(member_joint_ref(c, e, path, &s->joint));
         break;
       case NEED_SPRING: {
         const char* fname;

@@ -189,6 +189,16 @@ mbopt_cli_test(check_bricard_forward 0 "passed" 0
   check tests/models/iftomm/a04_bricard.json --method forward --t-end 2)
 mbopt_cli_test(check_bricard_adjoint 0 "passed" 0
   check tests/models/iftomm/a04_bricard.json --method adjoint --t-end 2)
+
+# functionals of joint reactions, which read the multipliers: both methods against differences
+mbopt_cli_test(check_reactions_planar_forward 0 "passed" 0
+  check tests/models/ok/reactions_planar.json --method forward --tolerance 1e-4)
+mbopt_cli_test(check_reactions_planar_adjoint 0 "passed" 0
+  check tests/models/ok/reactions_planar.json --method adjoint --tolerance 1e-4)
+mbopt_cli_test(check_reactions_spatial_forward 0 "passed" 0
+  check tests/models/ok/reactions_spatial.json --method forward --tolerance 1e-4)
+mbopt_cli_test(check_reactions_spatial_adjoint 0 "passed" 0
+  check tests/models/ok/reactions_spatial.json --method adjoint --tolerance 1e-4)
 mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1; joint j6" 0
   simulate tests/models/iftomm/a04_bricard.json --t-end 0.1)
 mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0

@@ -32,9 +32,9 @@ static const char* models[] = {"tests/models/ok/features_planar.json",
                                "tests/models/ok/controller_planar.json",
                                "problems/control/pendulum_pid.json"};
 
-#define NSTATE 2                            /* random states per model */
-#define LIMIT 1e-6                          /* relative error allowed against central differences */
-#define NTYPE (MB_SENSOR_CONTROL_ERROR + 1) /* sensor types */
+#define NSTATE 2                          /* random states per model */
+#define LIMIT 1e-6                        /* relative error allowed against central differences */
+#define NTYPE (MB_SENSOR_MULTIPLIERS + 1) /* sensor types */
 #define NSTEP 2 /* difference steps; the closer result counts for each entry */
 
 /* central difference steps relative to the variable (at least 1): rounding limits the first on
@@ -56,16 +56,20 @@ static const char* const type_name[] = {"position",
                                         "elastic energy",
                                         "total energy",
                                         "control",
-                                        "control error"};
+                                        "control error",
+                                        "reaction force",
+                                        "reaction torque",
+                                        "multipliers"};
 _Static_assert(sizeof type_name / sizeof *type_name == NTYPE, "a name for every sensor type");
 
-/* random q near the approximate initial pose, random qd, qdd and t */
+/* random q near the approximate initial pose, random qd, qdd, multipliers and t */
 static void random_state(const mb_model* m, mb_data* d, unsigned* seed) {
   for (int e = 0; e < m->nelem; e++)
     if (m->elem_qadr[e] >= 0)
       for (int k = 0; k < m->dim; k++)
         d->q[m->elem_qadr[e] + k] = m->elem_q0[3 * e + k] + 0.1 * mbt_uniform(seed);
   for (int i = 0; i < m->nq; i++) d->qd[i] = mbt_uniform(seed), d->qdd[i] = mbt_uniform(seed);
+  for (int i = 0; i < m->ncon; i++) d->lambda[i] = 10 * mbt_uniform(seed);
   d->t = 1.2 + mbt_uniform(seed);
 }
 
@@ -212,6 +216,16 @@ static void add_outputs(cJSON* root, int dim) {
       if (angle) add_output(outputs, kind, "joint", joint, NULL, "angle");
       if (translation) add_output(outputs, kind, "joint", joint, NULL, "translation");
     }
+    /* reactions in both frames, and the multipliers */
+    add_output(outputs, "reaction_force", "joint", joint, NULL, NULL);
+    add_output(outputs, "reaction_torque", "joint", joint, NULL, NULL);
+    cJSON_AddStringToObject(cJSON_GetArrayItem(outputs, cJSON_GetArraySize(outputs) - 1), "frame",
+                            "joint");
+    add_output(outputs, "reaction_force", "joint", joint, NULL, NULL);
+    cJSON_AddStringToObject(cJSON_GetArrayItem(outputs, cJSON_GetArraySize(outputs) - 1), "frame",
+                            "joint");
+    add_output(outputs, "reaction_torque", "joint", joint, NULL, NULL);
+    add_output(outputs, "multipliers", "joint", joint, NULL, NULL);
   }
   for (cJSON* f = member(root, "forces", 1)->child; f; f = f->next) {
     if (strcmp(cJSON_GetObjectItemCaseSensitive(f, "type")->valuestring, "spring") != 0) continue;
@@ -415,6 +429,47 @@ static double functional_from_out(const mb_model* m, const mb_data* d, int f, in
   return sum;
 }
 
+/* the partials of every output and functional with respect to the multipliers against central
+   differences */
+static void check_lambda_partials(mbt_tally* t, test_model* tm, mb_data* d) {
+  const mb_model* m = tm->m;
+  const int nc = m->ncon;
+  double* ga = calloc((size_t)nc + 1, sizeof(double));
+  double worst = 0, fworst = 0;
+  int reading = 0;
+  char what[200];
+  for (int col = 0; col < m->nout + 2 * m->nfunctional; col++) {
+    const int f = (col - m->nout) / 2, final = (col - m->nout) % 2, is_f = col >= m->nout;
+    if (is_f)
+      reading += mbd_functional_lambda(m, d, f, final, ga) > 0;
+    else
+      mbd_output_lambda(m, d, col, ga);
+    double e = 0;
+    for (int i = 0; i < nc; i++) {
+      double ei = INFINITY;
+      for (int k = 0; k < NSTEP; k++) {
+        const double l0 = d->lambda[i], h = step_rel[k] * fmax(1, fabs(l0));
+        d->lambda[i] = l0 + h;
+        double plus = is_f ? mb_functional_value(m, d, f, final) : output_value(m, d, col, 0);
+        d->lambda[i] = l0 - h;
+        double minus = is_f ? mb_functional_value(m, d, f, final) : output_value(m, d, col, 0);
+        d->lambda[i] = l0;
+        ei = fmin(ei, fabs(ga[i] - (plus - minus) / (2 * h)) / fmax(1, fabs(ga[i])));
+      }
+      e = fmax(e, ei);
+    }
+    if (is_f)
+      fworst = fmax(fworst, e);
+    else
+      worst = fmax(worst, e);
+  }
+  snprintf(what, sizeof what, "%s: outputs d/dlambda", tm->name);
+  mbt_check(t, worst < LIMIT, what, worst, LIMIT);
+  snprintf(what, sizeof what, "%s: functionals d/dlambda (%d read multipliers)", tm->name, reading);
+  mbt_check(t, fworst < LIMIT && reading > 0, what, fworst, LIMIT);
+  free(ga);
+}
+
 static void check_state_partials(mbt_tally* t, test_model* tm) {
   const mb_model* m = tm->m;
   const int nq = m->nq;
@@ -461,6 +516,7 @@ static void check_state_partials(mbt_tally* t, test_model* tm) {
       }
   }
 
+  check_lambda_partials(t, tm, d);
   snprintf(what, sizeof what, "%s: %d output values equal mb_sensors", tm->name, m->nout);
   mbt_check(t, value_diff < 1e-14, what, value_diff, 1e-14);
   snprintf(what, sizeof what, "%s: %d angle outputs follow the recorded branch", tm->name, nangle);

@@ -200,8 +200,11 @@ typedef enum mb_sensor_type {
   MB_SENSOR_GRAVITY_ENERGY,
   MB_SENSOR_ELASTIC_ENERGY,
   MB_SENSOR_TOTAL_ENERGY,
-  MB_SENSOR_CONTROL,      /* the output u of a controller (sensor field `force` holds its index) */
-  MB_SENSOR_CONTROL_ERROR /* the error e of a controller (the same) */
+  MB_SENSOR_CONTROL,       /* the output u of a controller (sensor field `force` holds its index) */
+  MB_SENSOR_CONTROL_ERROR, /* the error e of a controller (the same) */
+  MB_SENSOR_REACTION_FORCE,  /* the force body 1 of a joint exerts on body 2 through it */
+  MB_SENSOR_REACTION_TORQUE, /* the torque with it, about marker 2's point */
+  MB_SENSOR_MULTIPLIERS      /* the Lagrange multipliers of a joint's constraints */
 } mb_sensor_type;
 
 /* A named output. Vector sensors give dim (or 3 angles) values unless component >= 0. */
@@ -211,8 +214,9 @@ typedef struct mb_sensor_desc {
   int body, marker; /* point and body sensors (body -1: ground) */
   int joint;        /* joint sensors */
   mb_coord_type coord;
-  int force;     /* spring sensors: index in mb_desc.force */
-  int component; /* -1 for the whole vector */
+  int joint_frame; /* reaction sensors: components along marker 2's axes (1) or global (0) */
+  int force;       /* spring sensors: index in mb_desc.force */
+  int component;   /* -1 for the whole vector */
 } mb_sensor_desc;
 
 typedef enum mb_shape {

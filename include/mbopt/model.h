@@ -29,6 +29,17 @@ typedef enum mb_con_kind { MB_CON_DOT, MB_CON_ANGLE } mb_con_kind;
    c = x1); a translation is (r2 - r1) . z1 (a = r2 - r1 as one lvec, b = z1, c = -1). */
 typedef enum mb_measure_kind { MB_MEASURE_ANGLE, MB_MEASURE_DOT } mb_measure_kind;
 
+/* What a linear vector of a joint's row is to the side of the joint its reaction is computed on
+   (marker 2's body, or marker 1's when marker 2 is on the ground): not of that side, the side's
+   joint point (or the joint's relative position r2 - r1, entering with sign + on side 2 and - on
+   side 1), or a direction fixed in the side's body. */
+typedef enum mb_reaction_side {
+  MB_SIDE_NONE,
+  MB_SIDE_POINT_PLUS,
+  MB_SIDE_POINT_MINUS,
+  MB_SIDE_DIRECTION
+} mb_reaction_side;
+
 typedef struct mb_model {
   int dim;     /* 2 (planar) or 3 (spatial) */
   int nq;      /* natural coordinates */
@@ -52,6 +63,7 @@ typedef struct mb_model {
 
   mb_settings opt; /* integrator settings */
   double gravity[3];
+  int unit_lvec[3]; /* constant lvecs of the global unit vectors x, y, z */
 
   /* basic elements */
   int* elem_kind;  /* (nelem) mb_elem_kind */
@@ -89,6 +101,9 @@ typedef struct mb_model {
   char* con_label;   /* (ncon x MB_LABEL_LEN) what the constraint expresses, for messages */
   int* con_body;     /* (ncon) the body whose rigidity or markers it expresses, else -1 */
   int* con_joint;    /* (ncon) the joint it belongs to, else -1 (neither: a driver) */
+  int* con_side;     /* (ncon x 4) what each linear vector of a joint's or joint driver's row is
+                        to the joint's reaction side (mb_reaction_side): the reaction is the
+                        constraint force on that side */
 
   /* prescribed initial coordinates, same representation as constraints */
   int* pres_kind;      /* (npres) mb_con_kind */
@@ -99,10 +114,18 @@ typedef struct mb_model {
   double* pres_rate;   /* (npres) */
 
   /* joints: their coordinates as measures */
-  int* joint_type;    /* (njoint) mb_joint_type */
-  int* joint_body;    /* (njoint x 2) the bodies joined, -1 for the ground */
-  int* joint_measure; /* (njoint x 2 x 3) lvecs a, b, c of the angle and the translation (-1: none)
-                       */
+  int* joint_type;     /* (njoint) mb_joint_type */
+  int* joint_body;     /* (njoint x 2) the bodies joined, -1 for the ground */
+  int* joint_measure;  /* (njoint x 2 x 3) lvecs a, b, c of the angle and the translation (-1: none)
+                        */
+  int* joint_marker;   /* (njoint x 2) the two markers */
+  int* joint_rel;      /* (njoint) lvec of marker 2's point minus marker 1's, -1: none */
+  int* joint_explicit; /* (njoint) 1: the joint is expressed by constraint rows alone, its bodies
+                          sharing no element through it, so that its multipliers give its
+                          reaction (asked for by a reaction or multipliers output) */
+  int* joint_rowadr;   /* (njoint) first entry in joint_row */
+  int* joint_rownum;   /* (njoint) the joint's rows, then those of the drivers of its coordinates */
+  int* joint_row;      /* (ncon) constraint rows, by joint */
 
   /* force elements */
   int* force_type;    /* (nforce) mb_force_type */

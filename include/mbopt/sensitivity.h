@@ -28,6 +28,11 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
 double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,
                            double* dqdd);
 
+/* Output column `col` at the state of d, and its partial derivatives with respect to the
+   Lagrange multipliers d->lambda (dlam: ncon, overwritten): nonzero for the reaction and
+   multipliers outputs of joints only. */
+double mbd_output_lambda(const mb_model* m, const mb_data* d, int col, double* dlam);
+
 /* Explicit partial derivative of output column `col` with respect to the parameter of tangent
    model dm, at fixed q, qd, qdd. */
 double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col);
@@ -37,6 +42,11 @@ double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d,
    with partial derivatives with respect to q, qd, qdd (each nq, overwritten, may be NULL). */
 double mbd_functional_partials(const mb_model* m, const mb_data* d, int f, int final, double* dq,
                                double* dqd, double* dqdd);
+
+/* The partial derivatives of the same g or w with respect to the multipliers d->lambda (dlam:
+   ncon, overwritten); returns the number of the functional's terms that read multipliers (0:
+   dlam is zero). */
+int mbd_functional_lambda(const mb_model* m, const mb_data* d, int f, int final, double* dlam);
 
 /* Explicit partial derivative of g (final = 0) or w (final = 1) of functional f with respect to
    the parameter of tangent model dm (through sensors, references and weights). */
