@@ -19,6 +19,7 @@
 #include "mbopt/optim.h"
 #include "mbopt/optimize.h"
 #include "outdir.h"
+#include "report.h"
 
 static void optimize_help(FILE* out) {
   fprintf(out,
@@ -98,6 +99,8 @@ typedef struct run_files {
   double start_f;
   double* points;
   int npoints, point_cap;
+  unsigned char* feasible; /* (nfeasible) whether each evaluation met every constraint */
+  int nfeasible, feasible_cap;
 } run_files;
 
 /* x and c of an evaluation, appended to rf->points (0 when out of memory) */
@@ -147,6 +150,13 @@ static void observe(const mb_opt_evaluation* e, void* user) {
     for (int k = 0; k < e->ncon; k++) rf->start[e->nvar + k] = e->failed ? NAN : e->c[k];
   }
   if (!e->failed) keep_point(rf, e); /* without it the summary's constraints stay unknown */
+  /* each evaluation's feasibility, for the report (without it the report has none) */
+  if (rf->nfeasible == rf->feasible_cap) {
+    const int cap = rf->feasible_cap ? 2 * rf->feasible_cap : 256;
+    unsigned char* grown = realloc(rf->feasible, (size_t)cap);
+    if (grown) rf->feasible = grown, rf->feasible_cap = cap;
+  }
+  if (rf->nfeasible < rf->feasible_cap) rf->feasible[rf->nfeasible++] = (unsigned char)e->feasible;
   /* the best feasible objective: an infeasible point's lower one is no progress to plot */
   if (e->feasible && e->objective < rf->best_f) rf->best_f = e->objective;
   if (isfinite(rf->best_f)) {
@@ -338,13 +348,15 @@ static int check_no_record(const char* dir) {
    DIR/history.csv.part and its settings DIR/summary.json.part (which --resume reads if the run
    is killed). History and summary replace an earlier run's only when this run evaluated a point
    successfully: a run that could not start or whose every evaluation failed leaves the folder
-   as it was, and a resumed run never loses its record. The result and the summary are
-   returned; the exit code says whether it could run. */
+   as it was, and a resumed run never loses its record. The result, the summary and whether each
+   evaluation was feasible (*feasible, *nfeasible of them; free it) are returned; the exit code
+   says whether it could run. */
 static int run_one(const char* path, const char* algorithm, mb_desc* d, const char* dir,
-                   const history_record* record, int progress, mb_opt_result* r, cJSON** summary) {
+                   const history_record* record, int progress, mb_opt_result* r, cJSON** summary,
+                   unsigned char** feasible, int* nfeasible) {
   int code = CLI_BAD_INPUT;
   const mb_optim_desc* o = &d->optimization;
-  run_files rf = {d, {0}, {0}, INFINITY, progress, o->maxeval, NULL, NAN, NULL, 0, 0};
+  run_files rf = {d, {0}, {0}, INFINITY, progress, o->maxeval, NULL, NAN, NULL, 0, 0, NULL, 0, 0};
   double* x = calloc(o->nvar + 1, sizeof(double));
   rf.start = malloc(((size_t)o->nvar + o->ncon) * sizeof(double));
   for (int i = 0; rf.start && i < o->nvar + o->ncon; i++) rf.start[i] = NAN;
@@ -410,6 +422,7 @@ done:
   free(x);
   free(rf.start);
   free(rf.points);
+  *feasible = rf.feasible, *nfeasible = rf.nfeasible;
   return code;
 }
 
@@ -667,6 +680,8 @@ int cmd_optimize(int argc, char** argv) {
     code = check_no_record(out.path);
   mb_opt_result r;
   cJSON* summary = NULL;
+  unsigned char* feasible = NULL;
+  int nfeasible = 0;
   if (code == CLI_OK) {
     const int progress = !a.quiet && cli_stderr_is_terminal();
     if (progress && a.resume)
@@ -674,8 +689,11 @@ int cmd_optimize(int argc, char** argv) {
               record.count, recorded,
               record.dropped_partial_row ? " (a last row cut short left out)" : "");
     code = run_one(a.spec, a.algorithms, &d, out.path, a.resume ? &record : NULL, progress, &r,
-                   &summary);
+                   &summary, &feasible, &nfeasible);
   }
+  const report_run report = {summary, out.path, feasible, nfeasible};
+  const int reported = code == CLI_OK && report_write(out.path, a.spec, &d, &report, 1);
+  free(feasible);
   history_free(&record);
   cli_outdir_close(&out);
   mb_desc_free(&d);
@@ -692,6 +710,7 @@ int cmd_optimize(int argc, char** argv) {
   print_start_and_constraints(summary);
   if (a.resume) printf("%d evaluations replayed from the history\n", r.replayed);
   printf("%s\nwrote %s/summary.json and %s/history.csv\n", r.message, out.path, out.path);
+  if (reported) printf("wrote %s/report.html\n", out.path);
   cJSON_Delete(summary);
   return status_code(&r);
 }
@@ -812,6 +831,8 @@ int cmd_compare(int argc, char** argv) {
   cJSON* runs = cJSON_AddArrayToObject(comparison, "runs");
   int progress = !a.quiet && cli_stderr_is_terminal(), worst = CLI_OK, ran = 0;
   mb_opt_result results[MAX_ALGORITHMS];
+  report_run reports[MAX_ALGORITHMS];
+  char dirs[MAX_ALGORITHMS][CLI_PATH_MAX];
   for (int i = 0; i < n && !cli_stop_signal; i++) {
     char dir[CLI_PATH_MAX];
     if (!cli_path(dir, "--out", "%s/%s", out.path, algs[i])) {
@@ -824,12 +845,18 @@ int cmd_compare(int argc, char** argv) {
     }
     if (progress) fprintf(stderr, "%s:\n", algs[i]);
     cJSON* summary = NULL;
-    code = run_one(a.spec, algs[i], &desc[i], dir, NULL, progress, &results[ran], &summary);
+    unsigned char* feasible = NULL;
+    int nfeasible = 0;
+    code = run_one(a.spec, algs[i], &desc[i], dir, NULL, progress, &results[ran], &summary,
+                   &feasible, &nfeasible);
     if (code != CLI_OK) {
+      free(feasible);
       worst = code;
       continue;
     }
     cJSON_AddItemToArray(runs, summary);
+    memcpy(dirs[ran], dir, sizeof dirs[ran]);
+    reports[ran] = (report_run){summary, dirs[ran], feasible, nfeasible};
     if (status_code(&results[ran]) != CLI_OK && worst == CLI_OK) worst = status_code(&results[ran]);
     snprintf(algs[ran], sizeof algs[0], "%s", results[ran].algorithm);
     ran++;
@@ -837,7 +864,6 @@ int cmd_compare(int argc, char** argv) {
   print_table_head();
   for (int i = 0; i < ran; i++) print_result_row(&results[i]);
   if (ran > 0 && !cli_write_json(out.path, "comparison.json", comparison)) worst = CLI_BAD_INPUT;
-  cJSON_Delete(comparison);
   if (ran > 0) {
     /* the best feasible objective any run returned (each run's best.dat ends there) */
     double best_found = INFINITY;
@@ -846,9 +872,12 @@ int cmd_compare(int argc, char** argv) {
     if (!isfinite(best_found))
       for (int i = 0; i < ran; i++) best_found = fmin(best_found, results[i].objective);
     plot(out.path, a.spec, algs, ran, best_found);
-    printf("wrote %s/comparison.json, %s/convergence.svg and one folder per algorithm\n", out.path,
-           out.path);
+    const int reported = report_write(out.path, a.spec, &desc[0], reports, ran);
+    printf("wrote %s/comparison.json, %s/convergence.svg,%s one folder per algorithm\n", out.path,
+           out.path, reported ? " report.html and" : "");
   }
+  for (int i = 0; i < ran; i++) free((void*)reports[i].feasible);
+  cJSON_Delete(comparison);
   cli_outdir_close(&out);
   for (int i = 0; i < n; i++) mb_desc_free(&desc[i]);
   return cli_stop_signal ? cli_signal_exit_code() : worst;

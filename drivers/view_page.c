@@ -7,12 +7,17 @@
 #include "outdir.h"
 #include "view_assets.h"
 
+const char* view_libraries_missing(void) {
+  return mbv_libraries_found ? NULL
+                             : "the JavaScript libraries of the HTML pages (three.js, uPlot) were "
+                               "not installed when mbopt was built: run scripts/install-deps.sh, "
+                               "then build again";
+}
+
 int view_libraries_present(void) {
-  if (mbv_libraries_found) return 1;
-  cli_error(
-      "the JavaScript libraries of the HTML pages (three.js, uPlot) were not installed when "
-      "mbopt was built: run scripts/install-deps.sh, then build again");
-  return 0;
+  const char* missing = view_libraries_missing();
+  if (missing) cli_error("%s", missing);
+  return !missing;
 }
 
 /* text as HTML character data */

@@ -6,6 +6,9 @@
 
 #include <stdio.h>
 
+/* NULL when the program holds the JavaScript libraries, else why not and how to get them */
+const char* view_libraries_missing(void);
+
 /* 1 when the program holds the JavaScript libraries; else prints the one-line error that says
    how to get them and returns 0. */
 int view_libraries_present(void);

@@ -106,12 +106,23 @@
     return { noise: range <= NOISE * reference, mean: sum / n, range, reference };
   }
 
+  // tick labels: on a log scale only whole decades, at most about six of them
+  function yLabels(splits, log) {
+    if (!log) return splits.map((v) => fmt(v, 3));
+    const decades = splits.filter((v) => v > 0 && Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9);
+    const every = Math.max(1, Math.ceil(decades.length / 6));
+    return splits.map((v) => {
+      const e = Math.log10(v);
+      return v > 0 && Math.abs(e - Math.round(e)) < 1e-9 && Math.round(e) % every === 0 ? fmt(v, 2) : '';
+    });
+  }
+
   function makePanel(lib, parent, spec) {
     // spec: {title, unit, x: [...], xLabel, series: [{label, values, color, dash, width}],
     //        targets: [..], yLog, noise: note text or '', range: [lo, hi] or null, onPick(x)}
     const box = element('div', { class: 'panel' }, parent);
     if (spec.noise) element('div', { class: 'note' }, box, spec.noise);
-    const width = Math.max(280, parent.clientWidth - 8);
+    const width = Math.max(280, box.clientWidth - 8);
     const targets = spec.targets || [];
     const opts = {
       title: spec.title + (spec.unit ? ' [' + spec.unit + ']' : ''),
@@ -142,10 +153,11 @@
           width: s.width || 1.6,
           dash: s.dash || undefined,
           points: { show: s.points || false, size: 5 },
+          paths: s.width === 0 ? () => null : undefined,
           spanGaps: s.spanGaps !== false,
         })),
       ),
-      axes: [{ label: spec.xLabel, labelSize: 20 }, { size: 64 }],
+      axes: [{ label: spec.xLabel, labelSize: 20 }, { size: 64, values: (u, splits) => yLabels(splits, spec.yLog) }],
       legend: { live: true },
       cursor: { drag: { x: false, y: false } },
       hooks: {
@@ -187,8 +199,8 @@
         line.style.display = isFinite(px) ? '' : 'none';
         line.style.left = px + 'px';
       },
-      resize(w) {
-        plot.setSize({ width: Math.max(280, w - 8), height: spec.height || 170 });
+      resize() {
+        plot.setSize({ width: Math.max(280, box.clientWidth - 8), height: spec.height || 170 });
       },
     };
   }
@@ -200,12 +212,14 @@
     const longest = designs.reduce((a, d) => (d.samples[0].length > a.samples[0].length ? d : a));
     const t = longest.samples[0];
     const panels = [];
+    const noise = (api.noise = []);
     for (const o of outputs) {
       const series = [], notes = [];
       let allNoise = true, mean = 0, reference = 0;
       o.columns.forEach((c, k) => {
         const n = columnNoise(designs, c, scales[o.unit || '#' + o.name] || 0);
         if (n.noise) {
+          noise.push({ panel: o.name, column: o.labels[k], mean: n.mean, range: n.range, reference: n.reference });
           notes.push((o.columns.length > 1 ? o.labels[k] + ': ' : '') + 'noise, mean ' + fmt(n.mean) +
             ', range ' + fmt(n.range, 2) + (o.unit ? ' ' + o.unit : '') + ' (below ' + NOISE +
             ' of ' + fmt(n.reference, 2) + ')');
@@ -723,7 +737,7 @@
     const plots = timePlots(lib, $('plots'), designs, (x) => {
       setTime(x);
     });
-    window.addEventListener('resize', () => plots.forEach((p) => p.resize($('plots').clientWidth)));
+    window.addEventListener('resize', () => plots.forEach((p) => p.resize()));
 
     function draw() {
       view.update(t, sideBySide);
@@ -815,6 +829,153 @@
   }
 
   // ------------------------------------------------------------------------------------------
+  // the report of an optimisation: the problem, the algorithms' table, convergence, constraints
+  // and the design variables' paths against evaluations
+
+  // the best feasible objective after each evaluation of a run's history (null before the first)
+  function bestFeasible(h) {
+    let best = null;
+    return h.objective.map((f, i) => {
+      if (h.feasible[i] === 1 && !h.failed[i] && f !== null && (best === null || f < best)) best = f;
+      return best;
+    });
+  }
+
+  function report(lib, data) {
+    const r = data.report, section = $('report');
+    section.hidden = false;
+    const runs = r.runs;
+    const name = (run) => run.summary.algorithm;
+    const best = runs[r.best];
+
+    // the problem
+    element('h2', {}, section, 'Problem');
+    const dl = element('dl', { class: 'problem' }, section);
+    const fact = (k, v) => {
+      element('dt', {}, dl, k);
+      element('dd', {}, dl, v);
+    };
+    fact('spec', data.spec);
+    fact('objective', r.objective + ' (minimised)');
+    fact('simulation', '0 .. ' + fmt(r.t_end) + ' s, h = ' + fmt(r.step) + ' s');
+    fact('best', best ? name(best) + ': ' + fmt(best.summary.objective, 10) + (best.summary.feasible ? ', feasible' : ', infeasible') : 'none');
+    const vars = element('table', { class: 'runs' }, section);
+    let tr = element('tr', {}, vars);
+    for (const h of ['design variable', 'lower', 'upper', 'scale', 'start', 'best']) element('th', {}, tr, h);
+    r.variables.forEach((v, k) => {
+      tr = element('tr', {}, vars);
+      element('td', {}, tr, v.name);
+      element('td', {}, tr, fmt(v.lower, 6));
+      element('td', {}, tr, fmt(v.upper, 6));
+      element('td', {}, tr, v.log ? 'log' : 'linear');
+      element('td', {}, tr, fmt(runs[0].summary.start.x[k], 8));
+      element('td', {}, tr, best ? fmt(best.summary.x[k], 8) : '');
+    });
+    if (r.constraints.length) {
+      const cons = element('table', { class: 'runs' }, section);
+      tr = element('tr', {}, cons);
+      for (const h of ['constraint', 'lower', 'upper', 'start', 'best']) element('th', {}, tr, h);
+      r.constraints.forEach((c, k) => {
+        tr = element('tr', {}, cons);
+        element('td', {}, tr, c.name);
+        element('td', {}, tr, fmt(c.lower, 6));
+        element('td', {}, tr, fmt(c.upper, 6));
+        element('td', {}, tr, fmt(runs[0].summary.constraints[k].start, 6));
+        element('td', {}, tr, best ? fmt(best.summary.constraints[k].value, 6) : '');
+      });
+    }
+
+    // the algorithms
+    element('h2', {}, section, 'Algorithms');
+    const table = element('table', { class: 'runs' }, section);
+    tr = element('tr', {}, table);
+    for (const h of ['algorithm', 'status', 'objective', 'feasible', 'violation', 'evaluations', 'gradients',
+      'feasible evaluations', 'failed', 'seconds', 'sensitivity'])
+      element('th', {}, tr, h);
+    for (const run of runs) {
+      const s = run.summary;
+      tr = element('tr', { title: s.message }, table);
+      if (run === best) tr.style.fontWeight = '600';
+      for (const v of [s.algorithm, s.status, fmt(s.objective, 10), s.feasible ? 'yes' : 'no', fmt(s.violation, 3),
+        s.evaluations, s.gradient_evaluations, run.history.feasible.filter((x) => x === 1).length,
+        s.failed_evaluations, fmt(s.seconds, 3), s.sensitivity_method || '-'])
+        element('td', {}, tr, String(v));
+    }
+
+    // convergence against evaluations
+    const n = Math.max(...runs.map((run) => run.history.objective.length));
+    const x = Array.from({ length: n }, (_, i) => i + 1);
+    const pad = (values) => x.map((_, i) => (i < values.length ? values[i] : null));
+    const colour = (i) => palette[i % palette.length];
+    element('h2', {}, section, 'Convergence');
+    const grid = element('div', { class: 'report-plots' }, section);
+    const bests = runs.map((run) => bestFeasible(run.history));
+    const all = runs.flatMap((run) => run.history.objective).filter((f) => f !== null);
+    const positive = all.length && all.every((f) => f > 0) && Math.max(...all) > 20 * Math.min(...all);
+    const series = [];
+    runs.forEach((run, i) => {
+      const h = run.history;
+      series.push({ label: name(run) + ' best feasible', values: pad(bests[i]), color: colour(i), width: 2 });
+      series.push({ label: name(run) + ' feasible', values: pad(h.objective.map((f, j) => (h.feasible[j] === 1 ? f : null))),
+        color: colour(i) + '99', width: 0, points: true, spanGaps: false });
+      if (h.feasible.some((v) => v === 0))
+        series.push({ label: name(run) + ' infeasible', values: pad(h.objective.map((f, j) => (h.feasible[j] === 0 ? f : null))),
+          color: '#999999', width: 0, points: true, spanGaps: false });
+    });
+    const objectivePanel = makePanel(lib, grid, { title: 'objective ' + r.objective + ': every evaluation and the best feasible so far',
+      x, xLabel: 'evaluation', series, yLog: positive, height: 260 });
+    // the best feasible objective's distance to the best found, on a log scale
+    const found = best && best.summary.feasible ? best.summary.objective : Math.min(...bests.flat().filter((f) => f !== null));
+    const top = Math.max(...all.map(Math.abs), Math.abs(found) || 0);
+    const floor = top > 0 ? 1e-15 * top : 1e-300;
+    makePanel(lib, grid, { title: 'best feasible - best found (' + fmt(found, 10) + ')', x, xLabel: 'evaluation', yLog: true, height: 260,
+      series: runs.map((run, i) => ({ label: name(run), values: pad(bests[i].map((f) => (f === null ? null : Math.max(f - found, floor)))), color: colour(i), width: 2 })) });
+    // constraints against their bounds
+    r.constraints.forEach((c, k) => {
+      makePanel(lib, grid, { title: 'constraint ' + c.name + ' (bounds dashed)', x, xLabel: 'evaluation', height: 230,
+        targets: [c.lower, c.upper].filter((b) => b !== null && isFinite(b)),
+        series: runs.map((run, i) => ({ label: name(run), values: pad(run.history.c[k].values), color: colour(i), points: true })) });
+    });
+    // the design variables' paths
+    element('h2', {}, section, 'Design variables');
+    const paths = element('div', { class: 'report-plots' }, section);
+    r.variables.forEach((v, k) => {
+      makePanel(lib, paths, { title: v.name + ' (bounds dashed)', x, xLabel: 'evaluation', height: 230, yLog: v.log,
+        targets: v.log ? [] : [v.lower, v.upper],
+        series: runs.map((run, i) => ({ label: name(run), values: pad(run.history.x[k].values), color: colour(i), points: true })) });
+    });
+
+    // for the tests: the plotted best curves hold only feasible evaluations, each the lowest
+    // feasible objective so far, within the constraints' bounds (1e-8 relative, the optimiser's
+    // tolerance, checked here again from the values)
+    const plotted = objectivePanel.plot.data;
+    api.reportCheck = () => {
+      const failures = [];
+      let points = 0, lowerInfeasible = 0;
+      runs.forEach((run, i) => {
+        const h = run.history;
+        const column = plotted[1 + series.findIndex((s) => s.label === name(run) + ' best feasible')];
+        let lowest = null;
+        for (let j = 0; j < h.objective.length; j++) {
+          const f = h.objective[j];
+          const within = r.constraints.every((c, k) => {
+            const v = h.c[k].values[j];
+            const lo = c.lower === null ? -Infinity : c.lower, hi = c.upper === null ? Infinity : c.upper;
+            return v !== null && v >= lo - 1e-8 * Math.max(1, Math.abs(lo)) && v <= hi + 1e-8 * Math.max(1, Math.abs(hi));
+          });
+          if (h.feasible[j] === 1 && !within) failures.push(`${name(run)}: evaluation ${j + 1} is marked feasible but violates a constraint`);
+          if (h.feasible[j] === 0 && f !== null && lowest !== null && f < lowest) lowerInfeasible++;
+          if (h.feasible[j] === 1 && !h.failed[j] && f !== null && (lowest === null || f < lowest)) lowest = f;
+          if (column[j] !== lowest)
+            failures.push(`${name(run)}: the best curve is ${column[j]} at evaluation ${j + 1}, the lowest feasible objective so far is ${lowest}`);
+          if (column[j] !== null) points++;
+        }
+      });
+      return { runs: runs.length, bestPoints: points, lowerInfeasible, failures };
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
   // the page
 
   async function main() {
@@ -826,7 +987,7 @@
     $('footer').textContent = 'Made by ' + data.generator + ' with three.js and uPlot (inlined); ' +
       'every number on this page comes from the run that wrote it.';
     const lib = await loadLibraries();
-    if (data.kind === 'report' && window.mboptReport) window.mboptReport(lib, data, { element, fmt, makePanel, palette });
+    if (data.kind === 'report') report(lib, data);
     if (data.designs && data.designs.length) {
       if (data.kind === 'report') $('viewer-heading').hidden = false;
       viewer(lib, data.designs);

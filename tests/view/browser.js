@@ -9,7 +9,11 @@
      - one plot panel per output of the page's designs;
      - with --report, the convergence plot's "best" curves hold only feasible evaluations, each
        the lowest feasible objective so far.
-   Usage: node tests/view/browser.js [--report] [--screenshot FILE.png] [--at FRACTION] PAGE.html
+   Usage: node tests/view/browser.js [--report [--expect-infeasible]] [--still] [--expect-noise COLUMN] [--screenshot FILE.png [--full-page]] [--at FRACTION]
+          PAGE.html
+   (--at: the time of the screenshot as a fraction of the span; --full-page: the whole page, not
+   only the window; --still: a mechanism at rest, whose canvas need not change with the time;
+   --expect-noise: a column that must be drawn as noise, its mean and range noted)
    Prints one line per page and exits 1 when a check fails. */
 'use strict';
 const { spawn } = require('child_process');
@@ -33,6 +37,10 @@ const flag = (name) => {
 const screenshot = option('--screenshot');
 const at = Number(option('--at') || '0.5');
 const report = flag('--report');
+const fullPage = flag('--full-page');
+const expectInfeasible = flag('--expect-infeasible');
+const still = flag('--still');
+const noiseColumn = option('--expect-noise');
 const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
 if (args.length !== 1) {
   console.error('usage: browser.js [--report] [--screenshot FILE.png] [--at FRACTION] PAGE.html');
@@ -177,10 +185,16 @@ async function main() {
         moves.push(await evaluate('window.mbopt.snapshot()'));
       }
       const clock = await evaluate("document.getElementById('clock').textContent");
+      if (noiseColumn) {
+        const noise = await evaluate('window.mbopt.noise');
+        const n = noise.find((x) => x.column === noiseColumn);
+        if (!n) failures.push(`column ${noiseColumn} is not shown as noise (noise: ${noise.map((x) => x.column).join(', ') || 'none'})`);
+        else facts.push(`${noiseColumn} shown as noise (range ${n.range.toExponential(2)}, ${(n.range / n.reference).toExponential(1)} of its unit's scale)`);
+      }
       if (first.fraction < 0.01)
         failures.push(`the 3-D canvas is blank (${(100 * first.fraction).toFixed(2)}% of its pixels drawn)`);
       const moved = moves.filter((s) => s.hash !== first.hash).length;
-      if (!moved) failures.push('moving the time slider did not change the 3-D canvas');
+      if (!moved && !still) failures.push('moving the time slider did not change the 3-D canvas');
       facts.push(`canvas ${first.width}x${first.height}, ${(100 * first.fraction).toFixed(1)}% drawn`,
         `${moved} of 3 slider positions moved the mechanism (${clock})`,
         `${info.panels} plot panels`, `${info.designs} design${info.designs > 1 ? 's' : ''}`);
@@ -190,13 +204,18 @@ async function main() {
       if (!r) failures.push('the page has no report');
       else {
         for (const f of r.failures) failures.push(f);
-        facts.push(`report: ${r.runs} runs, ${r.bestPoints} best points, all feasible and monotone`);
+        if (expectInfeasible && !r.lowerInfeasible)
+          failures.push('no infeasible evaluation below the best feasible objective: the check shows nothing');
+        facts.push(`report: ${r.runs} runs, ${r.bestPoints} best points, all feasible and monotone` +
+          (r.lowerInfeasible ? `, ${r.lowerInfeasible} lower infeasible points left out` : ''));
       }
     }
     if (screenshot) {
       await evaluate(`window.mbopt.setTime && window.mbopt.setTime(window.mbopt.span[0] + ${at} * (window.mbopt.span[1] - window.mbopt.span[0]))`);
       await sleep(100);
-      const shot = await call('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false });
+      const height = fullPage ? await evaluate('document.documentElement.scrollHeight') : 1000;
+      const shot = await call('Page.captureScreenshot', { format: 'png', captureBeyondViewport: fullPage,
+        clip: { x: 0, y: 0, width: 1400, height, scale: 1 } });
       fs.writeFileSync(screenshot, Buffer.from(shot.data, 'base64'));
       facts.push('screenshot ' + screenshot);
     }
