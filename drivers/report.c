@@ -168,6 +168,8 @@ static int set_design(mb_desc* d, const cJSON* x) {
 }
 
 int report_write(const char* dir, const char* spec, mb_desc* d, const report_run* runs, int nrun) {
+  /* a run stopped by a signal is to end now, not to simulate its designs */
+  if (cli_stop_signal) return 0;
   const char* missing = view_libraries_missing();
   if (missing) {
     fprintf(stderr, "mbopt: warning: no report.html: %s\n", missing);

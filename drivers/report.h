@@ -22,7 +22,8 @@ typedef struct report_run {
 /* Writes DIR/report.html for the runs of the spec at `spec`, d being its description (design
    variables anywhere: the start and the best feasible result are set in it, and left so).
    A report is no result of the run: when it cannot be written (the JavaScript libraries are
-   missing, a simulation fails) a warning says why and 0 is returned. */
+   missing, a simulation fails) a warning says why and 0 is returned; after SIGINT, SIGTERM or
+   SIGHUP none is written. */
 int report_write(const char* dir, const char* spec, mb_desc* d, const report_run* runs, int nrun);
 
 #endif

@@ -911,7 +911,7 @@
     const grid = element('div', { class: 'report-plots' }, section);
     const bests = runs.map((run) => bestFeasible(run.history));
     const all = runs.flatMap((run) => run.history.objective).filter((f) => f !== null);
-    const positive = all.length && all.every((f) => f > 0) && Math.max(...all) > 20 * Math.min(...all);
+    const positive = all.length && all.every((f) => f > 0) && Math.max(...all) > 3 * Math.min(...all);
     const series = [];
     runs.forEach((run, i) => {
       const h = run.history;
