@@ -256,7 +256,10 @@ static const char* sensor_unit(const mb_desc* d, int s) {
     case MB_SENSOR_JOINT_RATE:
       return translation ? "m/s" : "rad/s";
     case MB_SENSOR_SPRING_FORCE:
+    case MB_SENSOR_REACTION_FORCE:
       return "N";
+    case MB_SENSOR_REACTION_TORQUE:
+      return "N m";
     case MB_SENSOR_KINETIC_ENERGY:
     case MB_SENSOR_GRAVITY_ENERGY:
     case MB_SENSOR_ELASTIC_ENERGY:
