@@ -360,7 +360,11 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   /* these multipliers are whole: no projection corrects them (mb_reaction_multiplier) */
   memset(d->sigma, 0, sizeof(double) * nc);
   memset(d->kappa, 0, sizeof(double) * nc);
+  int friction = 0;
+  for (int j = 0; j < m->njoint; j++) friction |= m->joint_friction[j];
   for (int it = 0; it < 50; it++) {
+    /* joint friction reads the multipliers: its forces follow their iteration */
+    if (friction && it > 0) mb_forces(m, d, 0);
     memcpy(d->qdd, d->force, sizeof(double) * nq);
     for (int i = 0; i < nc; i++) viol[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phidd_rhs[i];
     mb_rows_mul_t(rows, d->phiq, viol, -1, d->qdd);

@@ -70,6 +70,8 @@ typedef struct caps {
   X(int, joint_rowadr, c.njoint) \
   X(int, joint_rownum, c.njoint) \
   X(int, joint_row, c.ncon) \
+  X(int, joint_friction, c.njoint) \
+  X(double, joint_fric, 8 * c.njoint) \
   X(int, force_type, c.nforce) \
   X(int, force_lvec, 2 * c.nforce) \
   X(int, force_body, c.nforce) \
@@ -462,10 +464,13 @@ static int reads_multipliers(mb_sensor_type type) {
          type == MB_SENSOR_MULTIPLIERS;
 }
 
-/* Joints whose multipliers an output reads are expressed by constraint rows alone. */
+/* Joints whose multipliers an output or their friction reads are expressed by constraint rows
+   alone. */
 static void mark_explicit_joints(compiler* c) {
   for (int i = 0; i < c->d->nsensor; i++)
     if (reads_multipliers(c->d->sensor[i].type)) c->explicit_joint[c->d->sensor[i].joint] = 1;
+  for (int j = 0; j < c->d->njoint; j++)
+    if (c->d->joint[j].friction.enabled) c->explicit_joint[j] = 1;
 }
 
 /* The elements joint type `type` makes its two markers share: the point, the axis (planar: the
@@ -1077,6 +1082,15 @@ static void joint_constraints(compiler* c, int j) {
   m->joint_body[2 * j] = m->marker_body[mk1];
   m->joint_body[2 * j + 1] = m->marker_body[mk2];
   m->joint_explicit[j] = c->explicit_joint[j];
+  const mb_friction_desc* fr = &jd->friction;
+  m->joint_friction[j] = fr->enabled;
+  const mb_real* law[8] = {&fr->mu_static, &fr->mu_dynamic,   &fr->transition_velocity,
+                           &fr->viscous,   &fr->radius,       &fr->length,
+                           &fr->width,     &fr->thrust_radius};
+  for (int k = 0; fr->enabled && k < 8; k++) {
+    m->joint_fric[8 * j + k] = law[k]->value;
+    c->dm->joint_fric[8 * j + k] = dval(c, *law[k]);
+  }
   char label[MB_LABEL_LEN];
   snprintf(label, sizeof label, "joint %s", jd->name);
   const int first = m->ncon, rel = m->joint_rel[j];
@@ -1388,6 +1402,8 @@ static void sensor_setup(compiler* c) {
       case MB_SENSOR_REACTION_FORCE:
       case MB_SENSOR_REACTION_TORQUE:
       case MB_SENSOR_MULTIPLIERS:
+      case MB_SENSOR_FRICTION_FORCE:
+      case MB_SENSOR_NORMAL_FORCE:
         ref[0] = s->joint, ref[1] = s->joint_frame;
         break;
       default:

@@ -34,6 +34,18 @@ void mb_desc_visit(mb_desc* d, visit_fn visit, void* user) {
     visit_reals(bd->inertia, 6, 0, visit, user);
     visit_markers(bd->marker, bd->nmarker, visit, user);
   }
+  for (int j = 0; j < d->njoint; j++) {
+    mb_friction_desc* f = &d->joint[j].friction;
+    if (!f->enabled) continue;
+    visit_reals(&f->mu_static, 1, 0, visit, user);
+    visit_reals(&f->mu_dynamic, 1, 0, visit, user);
+    visit_reals(&f->transition_velocity, 1, 0, visit, user);
+    visit_reals(&f->viscous, 1, 0, visit, user);
+    visit_reals(&f->radius, 1, 0, visit, user);
+    visit_reals(&f->length, 1, 0, visit, user);
+    visit_reals(&f->width, 1, 0, visit, user);
+    visit_reals(&f->thrust_radius, 1, 0, visit, user);
+  }
   for (int i = 0; i < d->nforce; i++) {
     mb_force_desc* f = &d->force[i];
     visit_reals(&f->stiffness, 1, 0, visit, user);

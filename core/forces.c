@@ -182,6 +182,7 @@ void mb_forces_into(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
     }
   }
   mb_controller_forces(m, d, jac);
+  mb_friction_forces(m, d, jac);
 }
 
 void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
@@ -209,7 +210,7 @@ void mb_body_angular_velocity(const mb_model* m, int body, const double* q, cons
 }
 
 double mb_nonconservative_power(const mb_model* m, mb_data* d) {
-  double power = mb_controller_power(m, d);
+  double power = mb_controller_power(m, d) + mb_friction_power(m, d);
   for (int i = 0; i < m->nforce; i++) {
     switch ((mb_force_type)m->force_type[i]) {
       case MB_FORCE_SPRING: {

@@ -193,6 +193,35 @@ void mbd_controllers_param(const mb_model* m, const mb_model* dm, const mb_data*
 double mbd_controller_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
 double mb_controller_power(const mb_model* m, mb_data* d);
 
+/* joint friction (friction.c) */
+
+/* The gradient of joint j's coordinate `coord` (mb_coord_type) as weights of linear vectors:
+   d coordinate / dq = sum over the n returned of J_lv[a]^T w[a] (lv, w: 3 each); with the
+   coordinate's value and rate. */
+int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
+                                 double (*w)[3], double* value, double* rate);
+
+/* A joint's friction at the state of d: its normal force, N, the friction force (prismatic, N) or
+   torque (revolute, N m) opposing the joint's rate, its slope in that rate, and the rate's
+   gradient (mb_joint_coordinate_gradient). */
+typedef struct mb_friction {
+  double normal, force, slope, rate;
+  int ngrad, lv[3];
+  double w[3][3];
+} mb_friction;
+
+/* The friction of joint j (m->joint_friction[j] set) with the multipliers mult (ncon; NULL: those
+   of mb_reaction_multiplier). */
+void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
+                      mb_friction* f);
+
+/* Q += the friction forces of all joints at the state and multipliers of d, with their damping
+   into jac (may be NULL). */
+void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac);
+
+/* Power of the joints' friction, W (never positive). */
+double mb_friction_power(const mb_model* m, const mb_data* d);
+
 /* The most values a sensor gives: a joint's multipliers (6 rows of a fixed joint, 2 drivers). */
 #define MB_SENSOR_VALUES 8
 
@@ -224,8 +253,10 @@ int mb_reaction_terms(const mb_model* m, const mb_data* d, int j, mb_reaction_te
 int mb_reaction_side_index(const mb_model* m, int j);
 
 /* The force (3) body 1 exerts on body 2 through joint j, and its torque (3) about marker 2's
-   point, global components (planar: torque about z in torque[2]). */
-void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, double* force, double* torque);
+   point, global components (planar: torque about z in torque[2]), from the multipliers mult
+   (ncon), or NULL for those of mb_reaction_multiplier. */
+void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, const double* mult,
+                       double* force, double* torque);
 
 /* The linear vector of the unit vector component comp of a reaction output is taken along: a
    global axis, or (joint_frame) marker 2's x, y, z (planar: axis, its normal); planar torques

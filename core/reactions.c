@@ -43,7 +43,8 @@ int mb_reaction_side_index(const mb_model* m, int j) {
   return m->joint_body[2 * j + 1] >= 0;
 }
 
-void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, double* force, double* torque) {
+void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, const double* mult,
+                       double* force, double* torque) {
   mb_reaction_term terms[MB_REACTION_TERMS];
   const int n = mb_reaction_terms(m, d, j, terms);
   double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
@@ -51,7 +52,7 @@ void mb_joint_reaction(const mb_model* m, const mb_data* d, int j, double* force
     const mb_reaction_term* t = terms + k;
     double w[3], g[3];
     mb_lvec_eval(m, t->partner, d->q, w);
-    const double s = -mb_reaction_multiplier(d, t->row) * t->coef;
+    const double s = -(mult ? mult[t->row] : mb_reaction_multiplier(d, t->row)) * t->coef;
     for (int c = 0; c < 3; c++) g[c] = s * w[c];
     if (t->side == MB_SIDE_DIRECTION) {
       double u[3], ug[3];

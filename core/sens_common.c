@@ -201,6 +201,16 @@ void sens_free(sens_ws* ws) {
 }
 
 sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err) {
+  /* friction reads the multipliers inside the step, a dependence these sensitivities lack */
+  for (int j = 0; p > 0 && j < m->njoint; j++)
+    if (m->joint_friction[j]) {
+      mb_error_set(err, MB_ERR_MODEL,
+                   "joints[%d] (%s): gradients of models with joint friction are not available "
+                   "yet (the friction force depends on the joint's multipliers, which the "
+                   "sensitivity equations do not carry); simulate and optimise without gradients",
+                   j, m->joint_name + MB_NAME_LEN * j);
+      return NULL;
+    }
   sens_ws* ws = calloc(1, sizeof *ws);
   if (!ws) return NULL;
   const size_t nq = m->nq, nc = m->ncon, np = p > 0 ? p : 1;

@@ -485,6 +485,9 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
     case MB_SENSOR_MULTIPLIERS:
       chain_lambda(c, m->joint_row[m->joint_rowadr[ref[0]] + comp], 1);
       break;
+    case MB_SENSOR_FRICTION_FORCE:
+    case MB_SENSOR_NORMAL_FORCE:
+      return NAN; /* not differentiated: models with friction have no gradients (sens_create) */
   }
   return value;
 }
@@ -517,7 +520,9 @@ int mb_output_reads_multipliers(const mb_model* m, int col) {
   const int i = col >= 0 && col < m->nout ? mb_column_sensor(m, col, &comp) : -1;
   return i >= 0 && (m->sensor_type[i] == MB_SENSOR_REACTION_FORCE ||
                     m->sensor_type[i] == MB_SENSOR_REACTION_TORQUE ||
-                    m->sensor_type[i] == MB_SENSOR_MULTIPLIERS);
+                    m->sensor_type[i] == MB_SENSOR_MULTIPLIERS ||
+                    m->sensor_type[i] == MB_SENSOR_FRICTION_FORCE ||
+                    m->sensor_type[i] == MB_SENSOR_NORMAL_FORCE);
 }
 
 double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,

@@ -152,13 +152,20 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
     case MB_SENSOR_REACTION_TORQUE: {
       const int torque = m->sensor_type[i] == MB_SENSOR_REACTION_TORQUE;
       double F[3], T[3];
-      mb_joint_reaction(m, d, ref[0], F, T);
+      mb_joint_reaction(m, d, ref[0], NULL, F, T);
       nv = torque && m->dim == 2 ? 1 : m->dim;
       for (int k = 0; k < nv; k++) {
         double e[3];
         mb_lvec_eval(m, mb_reaction_frame(m, ref[0], ref[1], torque, k), d->q, e);
         v[k] = mbu_dot3(e, torque ? T : F);
       }
+      break;
+    }
+    case MB_SENSOR_FRICTION_FORCE:
+    case MB_SENSOR_NORMAL_FORCE: {
+      mb_friction f;
+      mb_friction_eval(m, d, ref[0], d->lambda, &f);
+      v[0] = m->sensor_type[i] == MB_SENSOR_NORMAL_FORCE ? f.normal : f.force;
       break;
     }
     case MB_SENSOR_MULTIPLIERS:

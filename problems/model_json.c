@@ -1279,8 +1279,50 @@ static mb_status read_bodies(json_ctx* c, const cJSON* root) {
   return MB_OK;
 }
 
+/* a joint's friction: the law's coefficients, and the dimensions its type needs */
+static mb_status read_friction(json_ctx* c, const cJSON* e, const char* path, mb_joint_desc* j) {
+  static const char* const keys[] = {"static",  "dynamic",       "transition_velocity",
+                                     "viscous", "radius",        "length",
+                                     "width",   "thrust_radius", NULL};
+  mb_friction_desc* f = &j->friction;
+  const int dim = c->d->dim, t = j->type;
+  TRY(expect_object(c, e, path));
+  TRY(check_keys(c, e, path, keys));
+  if (t != MB_JOINT_REVOLUTE && t != MB_JOINT_PRISMATIC)
+    return fail(c, path, "friction is available on revolute and prismatic joints (not on %s)",
+                joint_type_name[t]);
+  TRY(member_bounded(c, e, path, "static", 1, 0, &f->mu_static));
+  TRY(member_bounded(c, e, path, "dynamic", 1, 0, &f->mu_dynamic));
+  TRY(member_bounded(c, e, path, "transition_velocity", 1, 1, &f->transition_velocity));
+  TRY(member_bounded(c, e, path, "viscous", 0, 0, &f->viscous));
+  /* the dimensions: a pin radius for revolute joints; the length over which spatial joints (and
+     planar prismatic ones) carry moments; a prismatic joint's width across the axis */
+  const int radius = t == MB_JOINT_REVOLUTE, length = dim == 3 || t == MB_JOINT_PRISMATIC;
+  const int width = dim == 3 && t == MB_JOINT_PRISMATIC, thrust = dim == 3 && radius;
+  char sub[PATH_LEN];
+  const struct {
+    const char* key;
+    int needed;
+    mb_real* out;
+  } dims[] = {{"radius", radius, &f->radius},
+              {"length", length, &f->length},
+              {"width", width, &f->width},
+              {"thrust_radius", thrust, &f->thrust_radius}};
+  for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++) {
+    if (!dims[k].needed && get(e, dims[k].key)) {
+      path_key(sub, path, dims[k].key);
+      return fail(c, sub, "not used by the friction of a %s %s joint",
+                  dim == 2 ? "planar" : "spatial", joint_type_name[t]);
+    }
+    const int required = dims[k].needed && strcmp(dims[k].key, "thrust_radius") != 0;
+    TRY(member_bounded(c, e, path, dims[k].key, required, required, dims[k].out));
+  }
+  f->enabled = 1;
+  return MB_OK;
+}
+
 static mb_status read_joints(json_ctx* c, const cJSON* root) {
-  static const char* const keys[] = {"name", "type", "marker1", "marker2", NULL};
+  static const char* const keys[] = {"name", "type", "marker1", "marker2", "friction", NULL};
   char path[PATH_LEN], sub[PATH_LEN];
   mb_desc* d = c->d;
   const cJSON* list;
@@ -1294,6 +1336,11 @@ static mb_status read_joints(json_ctx* c, const cJSON* root) {
     const char* type;
     int t = -1;
     path_index(path, "joints", i);
+    mb_friction_desc* fr = &j->friction; /* literal zeros until "friction" gives them */
+    mb_real* reals[] = {&fr->mu_static, &fr->mu_dynamic,   &fr->transition_velocity,
+                        &fr->viscous,   &fr->radius,       &fr->length,
+                        &fr->width,     &fr->thrust_radius};
+    for (size_t k = 0; k < sizeof reals / sizeof reals[0]; k++) *reals[k] = (mb_real){0, -1, 0};
     TRY(expect_object(c, e, path));
     TRY(check_keys(c, e, path, keys));
     TRY(member_name(c, e, path, 0, d->joint[0].name, sizeof *d->joint, i, "joint", j->name));
@@ -1334,6 +1381,10 @@ static mb_status read_joints(json_ctx* c, const cJSON* root) {
                     j->body[k] < 0 ? "ground" : d->body[j->body[k]].name, m->name,
                     d->dim == 2 ? "planar" : "spatial", type);
       }
+    }
+    if (get(e, "friction")) {
+      path_key(sub, path, "friction");
+      TRY(read_friction(c, get(e, "friction"), sub, j));
     }
   }
   return MB_OK;
@@ -1809,6 +1860,8 @@ static const struct {
     {"reaction_force", MB_SENSOR_REACTION_FORCE, NEED_REACTION},
     {"reaction_torque", MB_SENSOR_REACTION_TORQUE, NEED_REACTION},
     {"multipliers", MB_SENSOR_MULTIPLIERS, NEED_MULTIPLIERS},
+    {"friction_force", MB_SENSOR_FRICTION_FORCE, NEED_MULTIPLIERS},
+    {"normal_force", MB_SENSOR_NORMAL_FORCE, NEED_MULTIPLIERS},
 };
 
 /* the optional "component": an index into the sensor's values (-1: all of them) */
@@ -1881,7 +1934,8 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
                   "angular_velocity, angular_velocity_body, angles, joint, joint_rate, "
                   "spring_length, spring_force, "
                   "kinetic_energy, gravity_energy, elastic_energy, total_energy, control, "
-                  "control_error, reaction_force, reaction_torque or multipliers)",
+                  "control_error, reaction_force, reaction_torque, multipliers, friction_force "
+                  "or normal_force)",
                   type);
     s->type = output_types[t].type;
     TRY(check_keys(c, e, path, keys[output_types[t].need]));
@@ -1916,6 +1970,10 @@ static mb_status read_outputs(json_ctx* c, const cJSON* root) {
       }
       case NEED_MULTIPLIERS:
         TRY(member_joint_ref(c, e, path, &s->joint));
+        path_key(sub, path, "joint");
+        if ((s->type == MB_SENSOR_FRICTION_FORCE || s->type == MB_SENSOR_NORMAL_FORCE) &&
+            !d->joint[s->joint].friction.enabled)
+          return fail(c, sub, "joint \"%s\" has no \"friction\"", d->joint[s->joint].name);
         break;
       case NEED_SPRING: {
         const char* fname;

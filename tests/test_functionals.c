@@ -32,9 +32,9 @@ static const char* models[] = {"tests/models/ok/features_planar.json",
                                "tests/models/ok/controller_planar.json",
                                "problems/control/pendulum_pid.json"};
 
-#define NSTATE 2                          /* random states per model */
-#define LIMIT 1e-6                        /* relative error allowed against central differences */
-#define NTYPE (MB_SENSOR_MULTIPLIERS + 1) /* sensor types */
+#define NSTATE 2                           /* random states per model */
+#define LIMIT 1e-6                         /* relative error allowed against central differences */
+#define NTYPE (MB_SENSOR_NORMAL_FORCE + 1) /* sensor types */
 #define NSTEP 2 /* difference steps; the closer result counts for each entry */
 
 /* central difference steps relative to the variable (at least 1): rounding limits the first on
@@ -59,7 +59,9 @@ static const char* const type_name[] = {"position",
                                         "control error",
                                         "reaction force",
                                         "reaction torque",
-                                        "multipliers"};
+                                        "multipliers",
+                                        "friction force",
+                                        "normal force"};
 _Static_assert(sizeof type_name / sizeof *type_name == NTYPE, "a name for every sensor type");
 
 /* random q near the approximate initial pose, random qd, qdd, multipliers and t */

@@ -203,6 +203,17 @@ static const struct {
      "must be > 0 (got 0)"},
     {"tyre_slip_lateral_missing.json", MB_ERR_MODEL, "forces[0].slip.lateral", "missing"},
     {"tyre_unknown_key.json", MB_ERR_MODEL, "forces[0].friction", "unknown key"},
+    {"reaction_frame_unknown.json", MB_ERR_MODEL, "outputs[0].frame", "unknown frame \"body\""},
+    {"reaction_torque_planar_x.json", MB_ERR_MODEL, "outputs[0].component",
+     "planar models have only \"z\""},
+    {"reaction_joint_unknown.json", MB_ERR_MODEL, "outputs[0].joint", "unknown joint \"jX\""},
+    {"friction_radius_missing.json", MB_ERR_MODEL, "joints[0].friction.radius", "missing"},
+    {"friction_transition_zero.json", MB_ERR_MODEL, "joints[0].friction.transition_velocity",
+     "must be > 0"},
+    {"friction_width_on_revolute.json", MB_ERR_MODEL, "joints[0].friction.width",
+     "not used by the friction of a planar revolute joint"},
+    {"friction_output_without_friction.json", MB_ERR_MODEL, "outputs[0].joint",
+     "has no \"friction\""},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
 

@@ -22,16 +22,6 @@
 #define M 2.0 /* rod mass, kg */
 #define L 0.8 /* rod length, m */
 
-static mb_model* compile_text(const char* text, mb_desc* d) {
-  mb_error err;
-  mb_model* m = NULL;
-  if (mb_desc_parse_json(text, "test", d, &err) != MB_OK || mb_compile(d, &m, &err) != MB_OK) {
-    printf("     %s\n", err.message);
-    return NULL;
-  }
-  return m;
-}
-
 /* the planar rod: pinned at the ground's origin, horizontal at rest, optionally driven at
    omega rad/s; outputs: angle, rate, reaction force and torque of the pin */
 static const char* rod_model(double omega, char* buf, size_t len) {
@@ -84,7 +74,7 @@ static int rod_observer(const mb_model* m, const mb_data* d, void* user) {
 static void rod(mbt_tally* t, double omega) {
   char text[2000], what[120];
   mb_desc d;
-  mb_model* m = compile_text(rod_model(omega, text, sizeof text), &d);
+  mb_model* m = mbt_compile_text(rod_model(omega, text, sizeof text), &d);
   if (!m) {
     t->failed++;
     return;
@@ -131,7 +121,7 @@ static void cantilever(mbt_tally* t, int ground_second) {
       " \"simulation\": {\"t_end\": 0.1, \"step\": 1e-3}}",
       G, M, L, weld);
   mb_desc d;
-  mb_model* m = compile_text(text, &d);
+  mb_model* m = mbt_compile_text(text, &d);
   if (!m) {
     t->failed++;
     return;
@@ -198,7 +188,7 @@ static int newton_observer(const mb_model* m, const mb_data* d, void* user) {
     for (int k = 0; k < 3; k++) sum[k] = m->body_mass[b] * (m->gravity[k] - a[k]);
     for (int j = 0; j < m->njoint; j++) {
       double F[3], T[3];
-      mb_joint_reaction(m, d, j, F, T);
+      mb_joint_reaction(m, d, j, NULL, F, T);
       const double s = (m->joint_body[2 * j + 1] == b) - (m->joint_body[2 * j] == b);
       for (int k = 0; k < 3; k++) sum[k] += s * F[k];
     }
@@ -216,7 +206,7 @@ static void slider_crank(mbt_tally* t) {
   for (int with = 0; with < 2; with++) {
     char* text = model_with_reactions("problems/slider_crank.json", with);
     mb_desc d;
-    mb_model* m = text ? compile_text(text, &d) : NULL;
+    mb_model* m = text ? mbt_compile_text(text, &d) : NULL;
     free(text);
     if (!m) {
       t->failed++;

@@ -39,6 +39,17 @@ static inline mb_model* mbt_load(const char* path, mb_desc* d) {
   return m;
 }
 
+/* The same for a model's JSON text. */
+static inline mb_model* mbt_compile_text(const char* text, mb_desc* d) {
+  mb_error err;
+  mb_model* m = NULL;
+  if (mb_desc_parse_json(text, "test", d, &err) != MB_OK || mb_compile(d, &m, &err) != MB_OK) {
+    printf("FAIL cannot compile the model: %s\n", err.message);
+    return NULL;
+  }
+  return m;
+}
+
 /* mbt_load with the model's step set to h before compiling, as `--step h` does (the automatic
    penalty scales depend on it). */
 static inline mb_model* mbt_load_at_step(const char* path, mb_desc* d, double h) {

@@ -126,12 +126,24 @@ typedef enum mb_joint_type {
   MB_JOINT_FIXED
 } mb_joint_type;
 
+/* Joint friction (Brown and McPhee's law on the joint's normal force, from its reaction): the
+   static and dynamic coefficients, the transition velocity v_t (m/s), a viscous coefficient (N s/m
+   or N m s/rad), and the joint's dimensions, m: the pin radius (revolute), the length a along the
+   axis over which the joint carries its bending moments, the width b across it (prismatic) and the
+   radius at which the axial thrust rubs (revolute, 0: no thrust friction). */
+typedef struct mb_friction_desc {
+  int enabled;
+  mb_real mu_static, mu_dynamic, transition_velocity, viscous;
+  mb_real radius, length, width, thrust_radius;
+} mb_friction_desc;
+
 /* Body index -1 denotes the ground. */
 typedef struct mb_joint_desc {
   char name[MB_NAME_LEN];
   mb_joint_type type;
   int body[2];
   int marker[2];
+  mb_friction_desc friction;
 } mb_joint_desc;
 
 /* The scalar coordinates a joint defines: its rotation angle (revolute, cylindrical) and its
@@ -204,7 +216,9 @@ typedef enum mb_sensor_type {
   MB_SENSOR_CONTROL_ERROR, /* the error e of a controller (the same) */
   MB_SENSOR_REACTION_FORCE,  /* the force body 1 of a joint exerts on body 2 through it */
   MB_SENSOR_REACTION_TORQUE, /* the torque with it, about marker 2's point */
-  MB_SENSOR_MULTIPLIERS      /* the Lagrange multipliers of a joint's constraints */
+  MB_SENSOR_MULTIPLIERS,     /* the Lagrange multipliers of a joint's constraints */
+  MB_SENSOR_FRICTION_FORCE,  /* a joint's friction force or torque, opposing its rate */
+  MB_SENSOR_NORMAL_FORCE     /* the normal force the joint's friction acts with */
 } mb_sensor_type;
 
 /* A named output. Vector sensors give dim (or 3 angles) values unless component >= 0. */

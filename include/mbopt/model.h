@@ -126,6 +126,9 @@ typedef struct mb_model {
   int* joint_rowadr;   /* (njoint) first entry in joint_row */
   int* joint_rownum;   /* (njoint) the joint's rows, then those of the drivers of its coordinates */
   int* joint_row;      /* (ncon) constraint rows, by joint */
+  int* joint_friction; /* (njoint) 1: the joint has friction (it is then explicit) */
+  double* joint_fric;  /* (njoint x 8) mu_s, mu_d, v_t, viscous, radius, length, width, thrust
+                          radius (mb_friction_desc) */
 
   /* force elements */
   int* force_type;    /* (nforce) mb_force_type */

@@ -24,7 +24,8 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
                             mb_error* err);
 
 /* Output column `col` (0 <= col < m->nout) at the state of d, and its partial derivatives with
-   respect to q, qd and qdd (each nq, overwritten; each may be NULL). */
+   respect to q, qd and qdd (each nq, overwritten; each may be NULL). NaN when the column has no
+   partials (a joint's friction or normal force). */
 double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double* dq, double* dqd,
                            double* dqdd);
 

@@ -1,0 +1,200 @@
+/* Joint friction (core/friction.c) against closed forms:
+   - a block on an incline (prismatic joint): below the static coefficient it creeps slower than
+     the transition velocity; beyond it slides with the Coulomb acceleration g (sin t - mu_d cos t),
+     on the normal force m g cos t; the energy balance closes on the friction's work;
+   - a disc turning on a horizontal pin (planar revolute joint) decelerates at
+     r (pi^3/24) m g mu_d / I_O;
+   - a rotor turning about a vertical axis (spatial revolute joint) carries its weight as thrust
+     and decelerates at r_t m g mu_d / I_zz;
+   - the gradients of a model with friction are refused with a message naming the joint, its
+     functionals without gradients are not. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "mbopt/gradient.h"
+#include "mbopt/simulate.h"
+#include "testing.h"
+
+#define G 9.81
+#define MU_S 0.4
+#define MU_D 0.3
+
+/* the state after simulating to t_end: outputs in d->out */
+typedef struct run {
+  mb_desc desc;
+  mb_model* m;
+  mb_data* d;
+  mb_status st;
+} run;
+
+static int run_text(const char* text, run* r) {
+  mb_error err;
+  memset(r, 0, sizeof *r);
+  r->m = mbt_compile_text(text, &r->desc);
+  if (!r->m) return 0;
+  r->d = mb_data_create(r->m);
+  r->st = mb_simulate(r->m, r->d, NULL, NULL, &err);
+  if (r->st != MB_OK) printf("     %s\n", err.message);
+  mb_sensors(r->m, r->d);
+  return r->st == MB_OK;
+}
+
+static void run_free(run* r) {
+  mb_data_free(r->d);
+  mb_model_free(r->m);
+  if (r->m) mb_desc_free(&r->desc);
+}
+
+static double out(const run* r, const char* name) {
+  const int col = mb_model_output(r->m, name);
+  return col >= 0 ? r->d->out[col] : NAN;
+}
+
+/* a block of 2 kg on an incline at angle theta, from rest, for t_end */
+static void incline(mbt_tally* t, double theta, double t_end, run* r) {
+  char text[2400];
+  snprintf(text, sizeof text,
+           "{\"dimension\": 2, \"gravity\": [0, -%g], \"parameters\": {\"mu_d\": %g},"
+           " \"ground\": {\"markers\": {\"S\": {\"point\": [0, 0], \"axis\": [%.17g, %.17g]}}},"
+           " \"bodies\": [{\"name\": \"block\", \"mass\": 2, \"inertia\": 0.01,"
+           "   \"markers\": {\"S\": {\"point\": [0, 0], \"axis\": [%.17g, %.17g]}}}],"
+           " \"joints\": [{\"name\": \"slide\", \"type\": \"prismatic\", \"marker1\": \"ground.S\","
+           "   \"marker2\": \"block.S\", \"friction\": {\"static\": %g, \"dynamic\": \"$mu_d\","
+           "   \"transition_velocity\": 1e-3, \"length\": 0.1}}],"
+           " \"initial\": [{\"joint\": \"slide\", \"translation\": 0, \"rate\": 0}],"
+           " \"outputs\": [{\"name\": \"v\", \"type\": \"joint_rate\", \"joint\": \"slide\"},"
+           "   {\"name\": \"Fn\", \"type\": \"normal_force\", \"joint\": \"slide\"},"
+           "   {\"name\": \"Ff\", \"type\": \"friction_force\", \"joint\": \"slide\"}],"
+           " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
+           G, MU_D, cos(theta), -sin(theta), cos(theta), -sin(theta), MU_S, t_end);
+  if (!run_text(text, r)) t->failed++;
+}
+
+static void block_on_incline(mbt_tally* t) {
+  run r;
+  /* tan(0.3) = 0.31 < mu_s: it holds, creeping */
+  incline(t, 0.3, 1, &r);
+  if (r.m) {
+    const double v = out(&r, "v"), Fn = out(&r, "Fn"), W = 2 * G;
+    mbt_check(t, r.st == MB_OK && fabs(v) < 1e-3, "incline at 0.3 rad: creeps below v_t (m/s)",
+              fabs(v), 1e-3);
+    /* the smooth absolute values add up to 2e-6 N */
+    mbt_check(t, fabs(Fn - W * cos(0.3)) < 3e-6, "incline at 0.3 rad: normal force m g cos (N)",
+              fabs(Fn - W * cos(0.3)), 3e-6);
+    mbt_check(t, fabs(out(&r, "Ff") - W * sin(0.3)) < 1e-8 * W,
+              "incline at 0.3 rad: friction holds m g sin (of m g)",
+              fabs(out(&r, "Ff") - W * sin(0.3)) / W, 1e-8);
+  }
+  run_free(&r);
+
+  /* tan(0.5) = 0.55 > mu_s: it slides; the acceleration between 0.5 s and 1 s */
+  run half;
+  incline(t, 0.5, 0.5, &half);
+  incline(t, 0.5, 1, &r);
+  if (r.m && half.m) {
+    const double a = (out(&r, "v") - out(&half, "v")) / 0.5;
+    const double want = G * (sin(0.5) - MU_D * cos(0.5));
+    mbt_check(t, fabs(a - want) < 1e-6 * want,
+              "incline at 0.5 rad: slides with g (sin - mu_d cos) (relative)",
+              fabs(a - want) / want, 1e-6);
+    const mb_report* rep = &r.d->report;
+    const double exchanged = fabs(rep->work_nonconservative);
+    mbt_check(t, rep->max_energy_error < 1e-4 * exchanged,
+              "incline at 0.5 rad: energy balance closes on the friction's work (relative)",
+              rep->max_energy_error / exchanged, 1e-4);
+  }
+  run_free(&half);
+  run_free(&r);
+}
+
+/* a uniform disc (m = 2 kg, I_O = 0.01 kg m^2) on a pin of radius 5 mm at its centre, spinning
+   at 5 rad/s: the pin carries m g; the friction torque r (pi^3/24) m g mu_d, with v_t = 1e-4 m/s
+   far below the slip speed (the static term then adds 1e-5 of it); the scheme's own error grows
+   as (w h)^2 */
+static void disc_on_pin(mbt_tally* t) {
+  const double m = 2, I = 0.01, r = 0.005, w0 = 5, t_end = 1;
+  char text[2000];
+  snprintf(text, sizeof text,
+           "{\"dimension\": 2, \"gravity\": [0, -%g],"
+           " \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0]}}},"
+           " \"bodies\": [{\"name\": \"disc\", \"mass\": %g, \"inertia\": %g,"
+           "   \"markers\": {\"O\": {\"point\": [0, 0]}}}],"
+           " \"joints\": [{\"name\": \"pin\", \"type\": \"revolute\", \"marker1\": \"ground.O\","
+           "   \"marker2\": \"disc.O\", \"friction\": {\"static\": %g, \"dynamic\": %g,"
+           "   \"transition_velocity\": 1e-4, \"radius\": %g}}],"
+           " \"initial\": [{\"joint\": \"pin\", \"angle\": 0, \"rate\": %g}],"
+           " \"outputs\": [{\"name\": \"w\", \"type\": \"joint_rate\", \"joint\": \"pin\"}],"
+           " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
+           G, m, I, MU_S, MU_D, r, w0, t_end);
+  run run;
+  if (!run_text(text, &run)) t->failed++;
+  if (run.m) {
+    const double want = w0 - r * MB_PI * MB_PI * MB_PI / 24 * m * G * MU_D / I * t_end;
+    mbt_check(t, fabs(out(&run, "w") - want) < 1e-5 * w0,
+              "disc on a pin: spins down at r (pi^3/24) m g mu_d / I (of w0)",
+              fabs(out(&run, "w") - want) / w0, 1e-5);
+    const mb_report* rep = &run.d->report;
+    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
+              "disc on a pin: energy balance closes on the friction's work (relative)",
+              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+  }
+  run_free(&run);
+}
+
+/* a rotor (m = 3 kg, I_zz = 0.02 kg m^2) on a vertical axle at 5 rad/s: the thrust m g rubs at
+   r_t = 1 cm; the pin (radius 5 mm) carries no side load */
+static void rotor_thrust(mbt_tally* t) {
+  const double m = 3, Izz = 0.02, rt = 0.01, w0 = 5, t_end = 1;
+  char text[2400];
+  snprintf(text, sizeof text,
+           "{\"dimension\": 3, \"gravity\": [0, 0, -%g],"
+           " \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 1]}}},"
+           " \"bodies\": [{\"name\": \"rotor\", \"mass\": %g, \"inertia\": [0.015, 0.015, %g],"
+           "   \"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [0, 0, 1]}}}],"
+           " \"joints\": [{\"name\": \"axle\", \"type\": \"revolute\", \"marker1\": \"ground.O\","
+           "   \"marker2\": \"rotor.O\", \"friction\": {\"static\": %g, \"dynamic\": %g,"
+           "   \"transition_velocity\": 1e-4, \"radius\": 0.005, \"length\": 0.05,"
+           "   \"thrust_radius\": %g}}],"
+           " \"initial\": [{\"joint\": \"axle\", \"angle\": 0, \"rate\": %g}],"
+           " \"outputs\": [{\"name\": \"w\", \"type\": \"joint_rate\", \"joint\": \"axle\"}],"
+           " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
+           G, m, Izz, MU_S, MU_D, rt, w0, t_end);
+  run run;
+  if (!run_text(text, &run)) t->failed++;
+  if (run.m) {
+    const double want = w0 - rt * m * G * MU_D / Izz * t_end;
+    mbt_check(t, fabs(out(&run, "w") - want) < 1e-5 * w0,
+              "rotor on a vertical axle: thrust friction r_t m g mu_d / I_zz (of w0)",
+              fabs(out(&run, "w") - want) / w0, 1e-5);
+  }
+  run_free(&run);
+}
+
+/* gradients are refused, naming the joint */
+static void gradients_refused(mbt_tally* t) {
+  run r;
+  incline(t, 0.3, 0.01, &r);
+  if (!r.m) return;
+  double psi[1], grad[1];
+  mb_error err;
+  mb_status st = mbd_forward(&r.desc, r.m, r.d, psi, grad, &err);
+  const int named =
+      st == MB_ERR_MODEL && strstr(err.message, "slide") && strstr(err.message, "friction");
+  mbt_check(t, named, "friction: gradients refused, naming the joint", st, MB_ERR_MODEL);
+  st = mbd_forward(&r.desc, r.m, r.d, psi, NULL, &err);
+  mbt_check(t, st == MB_OK, "friction: functionals without gradients (derivative-free search)", st,
+            MB_OK);
+  run_free(&r);
+}
+
+int main(void) {
+  mbt_tally t = {0};
+  block_on_incline(&t);
+  disc_on_pin(&t);
+  rotor_thrust(&t);
+  gradients_refused(&t);
+  return mbt_finish(&t);
+}
