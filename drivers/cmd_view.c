@@ -143,8 +143,13 @@ int cmd_view(int argc, char** argv) {
              designs[k].status, designs[k].nframe, designs[k].nsample,
              view_design_last_time(&designs[k]), designs[k].seconds);
     printf("wrote %s\n", path);
+    /* a run that stopped early: its page shows the motion until then, and the command failed */
     for (int k = 0; k < ndesign && code == CLI_OK; k++)
-      if (!designs[k].completed) code = CLI_RUN_FAILED;
+      if (!designs[k].completed) {
+        cli_error("%s: %s: %s at t = %g s; the page shows the motion until then", a.spec,
+                  designs[k].label, designs[k].status, view_design_last_time(&designs[k]));
+        code = CLI_RUN_FAILED;
+      }
   }
   for (int k = 0; k < ndesign; k++) view_design_free(&designs[k]);
   return code;

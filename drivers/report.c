@@ -196,6 +196,10 @@ int report_write(const char* dir, const char* spec, mb_desc* d, const report_run
     ok = view_design_record(spec, d, "initial", &p.designs[p.ndesign++]) == CLI_OK;
   if (ok && set_design(d, cJSON_GetObjectItemCaseSensitive(best, "x")))
     ok = view_design_record(spec, d, label, &p.designs[p.ndesign++]) == CLI_OK;
+  for (int k = 0; k < p.ndesign; k++)
+    if (!p.designs[k].completed)
+      fprintf(stderr, "mbopt: warning: report.html: the %s design stopped at t = %g s: %s\n",
+              p.designs[k].label, view_design_last_time(&p.designs[k]), p.designs[k].status);
   if (ok) ok = view_page_write("--out", path, d->name[0] ? d->name : spec, write_data, &p);
   if (!ok) fprintf(stderr, "mbopt: warning: no report.html in %s (see above)\n", dir);
   for (int k = 0; k < p.ndesign; k++) view_design_free(&p.designs[k]);

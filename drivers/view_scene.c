@@ -479,9 +479,6 @@ int view_design_record(const char* spec, const mb_desc* d, const char* label, vi
   if (!v->geometry) {
     cli_error("%s: %s", spec, v->status);
     code = r.out_of_memory ? CLI_RUN_FAILED : cli_exit_code(st);
-  } else if (!v->completed) {
-    fprintf(stderr, "mbopt: warning: %s: %s at t = %g s; the page shows the motion until then\n",
-            spec, v->status, data->t);
   }
 done:
   mb_data_free(data);

@@ -39,8 +39,9 @@ typedef struct view_design {
 } view_design;
 
 /* Compiles d and simulates it over its span, recording the design as `label`. A run that fails
-   after its assembly keeps what it recorded (status says why); one that cannot start is an
-   error. Prints the error and returns an exit code (CLI_OK when the design has a geometry). */
+   after its assembly keeps what it recorded (completed 0, status says why; the caller tells);
+   one that cannot start is an error. Prints the error and returns an exit code (CLI_OK when the
+   design has a geometry). */
 int view_design_record(const char* spec, const mb_desc* d, const char* label, view_design* v);
 
 void view_design_free(view_design* v);

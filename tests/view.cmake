@@ -46,6 +46,9 @@ mbopt_cli_test(view_unknown_option 2 "view: unknown option '--csv'" 1 view probl
 mbopt_cli_test(view_missing_file 3 "cannot open the file" 1 view problems/none.json --out ${MBOPT_VIEW_OUT}/none.html)
 mbopt_cli_test(view_unwritable 3 "--out: cannot write" 1
   view problems/fivebar.json --t-end 0.1 --out /nonexistent-dir/page.html)
+# a run that stops early: the page shows the motion until then, and the command fails
+mbopt_cli_test(view_run_stops_early 1 "the mechanism locks.* at t = 0\\.31[0-9]* s; the page shows the motion until then" 1
+  view tests/models/fail/locking.json --out ${MBOPT_VIEW_OUT}/locking.html)
 mbopt_cli_test(view_bad_parameters 3 "is neither an optimisation's summary.json" 1
   view problems/fivebar_springs.json --parameters problems/fivebar.json --out ${MBOPT_VIEW_OUT}/none.html)
 
