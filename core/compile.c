@@ -1532,6 +1532,13 @@ static mb_status functional_setup(compiler* c) {
                             "functionals[%d] (%s): no output column \"%s\" (declare it in "
                             "\"outputs\"; vector outputs have columns name.x, name.y, ...)",
                             f, fd->name, term->output);
+      int comp, sensor = mb_column_sensor(m, col, &comp);
+      if (m->sensor_type[sensor] == MB_SENSOR_FRICTION_FORCE ||
+          m->sensor_type[sensor] == MB_SENSOR_NORMAL_FORCE)
+        return mb_error_set(c->err, MB_ERR_MODEL,
+                            "functionals[%d] (%s): the output \"%s\" (a joint's friction) has no "
+                            "derivatives; a functional can use the joint's reaction outputs",
+                            f, fd->name, term->output);
       int i = m->nfterm++;
       m->fterm_functional[i] = f;
       m->fterm_column[i] = col;

@@ -25,15 +25,92 @@
 /* smoothing of the absolute values of the normal force's components, N */
 #define MB_FRICTION_EPS 1e-6
 
-static double smooth_abs(double x) {
-  return sqrt(x * x + MB_FRICTION_EPS * MB_FRICTION_EPS);
+/* sqrt(x^2 + y^2 + e^2) and its partials */
+static double smooth_norm(double x, double y, double* dx, double* dy) {
+  const double n = sqrt(x * x + y * y + MB_FRICTION_EPS * MB_FRICTION_EPS);
+  *dx = x / n, *dy = y / n;
+  return n;
 }
 
-/* Brown and McPhee's coefficient at slip speed v and its slope in v */
-static double brown_mcphee(double mu_s, double mu_d, double vt, double v, double* slope) {
-  const double x = v / vt, th = tanh(4 * x), den = 0.25 * x * x + 0.75;
-  *slope = (mu_d * 4 * (1 - th * th) + (mu_s - mu_d) * (den - x * x) / (den * den * den)) / vt;
-  return mu_d * th + (mu_s - mu_d) * x / (den * den);
+/* Brown and McPhee's coefficient mu(v) with its partials in v, mu_s, mu_d and v_t */
+static double brown_mcphee(const double* p, double v, double* dv, double* dmus, double* dmud,
+                           double* dvt) {
+  const double mu_s = p[0], mu_d = p[1], vt = p[2];
+  const double x = v / vt, th = tanh(4 * x), den = 0.25 * x * x + 0.75, hump = x / (den * den);
+  *dv = (mu_d * 4 * (1 - th * th) + (mu_s - mu_d) * (den - x * x) / (den * den * den)) / vt;
+  *dmus = hump, *dmud = th - hump, *dvt = -*dv * v / vt;
+  return mu_d * th + (mu_s - mu_d) * hump;
+}
+
+/* The friction force of joint j at joint rate `rate` on the reaction (F, T) in marker 2's frame,
+   with its partials in the rate, in (F, T) and in the joint's friction data (mb_friction). */
+static void friction_law(const mb_model* m, int j, double rate, const double* F, const double* T,
+                         mb_friction* f) {
+  const double* p = m->joint_fric + 8 * j;
+  const double radius = p[4], a = p[5], b = p[6], thrust = p[7];
+  const int revolute = m->joint_type[j] == MB_JOINT_REVOLUTE;
+  double dN[6] = {0}, dA[6] = {0}, dNa = 0, dNb = 0, axial = 0;
+  for (int k = 0; k < 6; k++) f->d_reaction[k] = 0;
+  for (int k = 0; k < 8; k++) f->d_data[k] = 0;
+
+  /* the normal force from the forces at the joint's ends (eq. 7) and its partials in F, T (dN),
+     a and b */
+  if (revolute && m->dim == 2) {
+    const double c = MB_PI * MB_PI * MB_PI / 24;
+    f->normal = c * smooth_norm(F[0], F[1], &dN[0], &dN[1]);
+    dN[0] *= c, dN[1] *= c;
+  } else if (revolute) {
+    /* f1 = (-F_x + T_y/a, -F_y - T_x/a), f2 = (-T_y/a, T_x/a) */
+    const double c = MB_PI * MB_PI * MB_PI / 24;
+    double d1x, d1y, d2x, d2y;
+    const double n1 = smooth_norm(-F[0] + T[1] / a, -F[1] - T[0] / a, &d1x, &d1y);
+    const double n2 = smooth_norm(-T[1] / a, T[0] / a, &d2x, &d2y);
+    f->normal = c * (n1 + n2);
+    dN[0] = -c * d1x, dN[1] = -c * d1y;
+    dN[3] = c * (-d1y + d2y) / a, dN[4] = c * (d1x - d2x) / a;
+    dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
+    double unused;
+    axial = smooth_norm(F[2], 0, &dA[2], &unused);
+  } else if (m->dim == 2) {
+    /* the planar slider's ends: -F_y + T_z/a and T_z/a */
+    double d1, d2, unused;
+    f->normal =
+        smooth_norm(-F[1] + T[2] / a, 0, &d1, &unused) + smooth_norm(T[2] / a, 0, &d2, &unused);
+    dN[1] = -d1, dN[5] = (d1 + d2) / a;
+    dNa = -dN[5] * T[2] / a;
+  } else {
+    /* |f1x| + |f1y| + |f2x| + |f2y| + 2 |f3x|, f3x = T_z / (2 b) */
+    double e[5], unused;
+    const double v[5] = {-F[0] + T[1] / a, -F[1] - T[0] / a, T[1] / a, T[0] / a, T[2] / (2 * b)};
+    f->normal = 0;
+    for (int k = 0; k < 5; k++)
+      f->normal += (k == 4 ? 2 : 1) * smooth_norm(v[k], 0, &e[k], &unused);
+    dN[0] = -e[0], dN[1] = -e[1];
+    dN[3] = (-e[1] + e[3]) / a, dN[4] = (e[0] + e[2]) / a, dN[5] = e[4] / b;
+    dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
+    dNb = -dN[5] * T[2] / b;
+  }
+
+  /* the law at the slip speed: a pin's surface and the thrust face turn at r w */
+  double dv, dmus, dmud, dvt;
+  const double r = revolute ? radius : 1;
+  const double mu = brown_mcphee(p, r * rate, &dv, &dmus, &dmud, &dvt);
+  f->force = r * f->normal * mu + p[3] * rate;
+  f->slope = r * r * f->normal * dv + p[3];
+  for (int k = 0; k < 6; k++) f->d_reaction[k] = r * mu * dN[k];
+  f->d_data[0] = r * f->normal * dmus, f->d_data[1] = r * f->normal * dmud;
+  f->d_data[2] = r * f->normal * dvt, f->d_data[3] = rate;
+  if (revolute) f->d_data[4] = f->normal * (mu + r * rate * dv);
+  f->d_data[5] = r * mu * dNa, f->d_data[6] = r * mu * dNb;
+  if (revolute && thrust > 0) {
+    const double mt = brown_mcphee(p, thrust * rate, &dv, &dmus, &dmud, &dvt);
+    f->force += thrust * axial * mt;
+    f->slope += thrust * thrust * axial * dv;
+    for (int k = 0; k < 6; k++) f->d_reaction[k] += thrust * mt * dA[k];
+    f->d_data[0] += thrust * axial * dmus, f->d_data[1] += thrust * axial * dmud;
+    f->d_data[2] += thrust * axial * dvt;
+    f->d_data[7] = axial * (mt + thrust * rate * dv);
+  }
 }
 
 int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
@@ -69,6 +146,37 @@ int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int
   return 2;
 }
 
+void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
+                              int coord, double s, double* y) {
+  int lv[3];
+  double w[3][3], v[3][3], dv[3][3], dw[3][3], value, rate;
+  const int n = mb_joint_coordinate_gradient(m, d, j, coord, lv, w, &value, &rate);
+  for (int a = 0; a < n; a++) {
+    mb_lvec_eval(m, lv[a], d->q, v[a]);
+    mb_lvec_eval(dm, lv[a], d->q, dv[a]);
+    if (m->dim == 2) dv[a][2] = 0;
+  }
+  if (coord == MB_COORD_ANGLE) {
+    /* w = ((c b - s e)/n, c a/n, -s a/n) for a = x2, b = y1, e = x1, differentiated */
+    const double *A = v[0], *B = v[1], *E = v[2], *dA = dv[0], *dB = dv[1], *dE = dv[2];
+    const double sn = mbu_dot3(A, B), c = mbu_dot3(A, E), nn = sn * sn + c * c;
+    const double ds = mbu_dot3(dA, B) + mbu_dot3(A, dB), dc = mbu_dot3(dA, E) + mbu_dot3(A, dE);
+    const double dn = 2 * (sn * ds + c * dc);
+    for (int k = 0; k < 3; k++) {
+      dw[0][k] = (dc * B[k] + c * dB[k] - ds * E[k] - sn * dE[k] - w[0][k] * dn) / nn;
+      dw[1][k] = (dc * A[k] + c * dA[k] - w[1][k] * dn) / nn;
+      dw[2][k] = (-ds * A[k] - sn * dA[k] - w[2][k] * dn) / nn;
+    }
+  } else {
+    for (int k = 0; k < 3; k++) dw[0][k] = dv[1][k], dw[1][k] = dv[0][k];
+  }
+  /* g = sum J_a^T w_a: through the Jacobians (the tangent model's) and the weights */
+  for (int a = 0; a < n; a++) {
+    mb_lvec_add_jtw(dm, lv[a], s, w[a], y);
+    mb_lvec_add_jtw(m, lv[a], s, dw[a], y);
+  }
+}
+
 /* the components of a global vector along marker 2's axes x, y, z (planar: axis, its normal) */
 static void joint_frame(const mb_model* m, const mb_data* d, int j, const double* g, double* out) {
   for (int k = 0; k < 3; k++) {
@@ -84,9 +192,6 @@ static void joint_frame(const mb_model* m, const mb_data* d, int j, const double
 
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f) {
-  const double* p = m->joint_fric + 8 * j;
-  const double mu_s = p[0], mu_d = p[1], vt = p[2], cv = p[3], radius = p[4], a = p[5], b = p[6];
-  const double thrust = p[7];
   const int revolute = m->joint_type[j] == MB_JOINT_REVOLUTE;
   double value, Fg[3], Tg[3], F[3], T[3];
   f->ngrad = mb_joint_coordinate_gradient(m, d, j, revolute ? MB_COORD_ANGLE : MB_COORD_TRANSLATION,
@@ -94,36 +199,7 @@ void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* 
   mb_joint_reaction(m, d, j, mult, Fg, Tg);
   joint_frame(m, d, j, Fg, F);
   joint_frame(m, d, j, Tg, T);
-
-  /* the normal force from the forces at the joint's ends (eq. 7) */
-  double axial = 0;
-  if (revolute && m->dim == 2) {
-    f->normal = MB_PI * MB_PI * MB_PI / 24 *
-                sqrt(F[0] * F[0] + F[1] * F[1] + MB_FRICTION_EPS * MB_FRICTION_EPS);
-  } else if (revolute) {
-    const double f1x = -F[0] + T[1] / a, f1y = -F[1] - T[0] / a, f2x = -T[1] / a, f2y = T[0] / a;
-    const double e2 = MB_FRICTION_EPS * MB_FRICTION_EPS;
-    f->normal = MB_PI * MB_PI * MB_PI / 24 *
-                (sqrt(f1x * f1x + f1y * f1y + e2) + sqrt(f2x * f2x + f2y * f2y + e2));
-    axial = smooth_abs(F[2]);
-  } else if (m->dim == 2) {
-    f->normal = smooth_abs(-F[1] + T[2] / a) + smooth_abs(T[2] / a);
-  } else {
-    f->normal = smooth_abs(-F[0] + T[1] / a) + smooth_abs(-F[1] - T[0] / a) + smooth_abs(T[1] / a) +
-                smooth_abs(T[0] / a) + 2 * smooth_abs(T[2] / (2 * b));
-  }
-
-  /* the law at the slip speed: a pin's surface and the thrust face turn at r w */
-  double slope, slope_t = 0;
-  if (revolute) {
-    const double mu = brown_mcphee(mu_s, mu_d, vt, radius * f->rate, &slope);
-    const double mu_t = thrust > 0 ? brown_mcphee(mu_s, mu_d, vt, thrust * f->rate, &slope_t) : 0;
-    f->force = radius * f->normal * mu + thrust * axial * mu_t + cv * f->rate;
-    f->slope = radius * radius * f->normal * slope + thrust * thrust * axial * slope_t + cv;
-  } else {
-    f->force = f->normal * brown_mcphee(mu_s, mu_d, vt, f->rate, &slope) + cv * f->rate;
-    f->slope = f->normal * slope + cv;
-  }
+  friction_law(m, j, f->rate, F, T, f);
 }
 
 void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {

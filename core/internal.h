@@ -201,6 +201,15 @@ double mb_controller_power(const mb_model* m, mb_data* d);
 int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
                                  double (*w)[3], double* value, double* rate);
 
+/* y (nq) += s H x, H the Hessian of joint j's coordinate `coord` in q (sensor_partials.c). */
+void mbd_joint_hessian_mul(const mb_model* m, const mb_data* d, int j, int coord, const double* x,
+                           double s, double* y);
+
+/* y (nq) += s times the explicit derivative of that coordinate's gradient along the parameter of
+   tangent model dm, at fixed q. */
+void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
+                              int coord, double s, double* y);
+
 /* A joint's friction at the state of d: its normal force, N, the friction force (prismatic, N) or
    torque (revolute, N m) opposing the joint's rate, its slope in that rate, and the rate's
    gradient (mb_joint_coordinate_gradient). */
@@ -208,12 +217,23 @@ typedef struct mb_friction {
   double normal, force, slope, rate;
   int ngrad, lv[3];
   double w[3][3];
+  double d_reaction[6]; /* d force / d (F, T), the reaction in marker 2's frame (planar: F_x,
+                           F_y and T_z at 5) */
+  double d_data[8];     /* d force / d mb_model.joint_fric */
 } mb_friction;
 
 /* The friction of joint j (m->joint_friction[j] set) with the multipliers mult (ncon; NULL: those
    of mb_reaction_multiplier). */
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f);
+
+/* The partials of joint j's friction force (mb_friction.force, with the multipliers mult; NULL:
+   mb_reaction_multiplier) times s: added to dq (with respect to q at fixed qd and multipliers),
+   dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent model dm, its explicit derivative
+   along dm's parameter added to *dparam (sensor_partials.c). */
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult, double s,
+                           double* dq, double* dqd, double* dlam, const mb_model* dm,
+                           double* dparam);
 
 /* Q += the friction forces of all joints at the state and multipliers of d, with their damping
    into jac (may be NULL). */

@@ -12,17 +12,30 @@ typedef enum sens_factor {
   SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (d->projection) */
 } sens_factor;
 
+/* The joints' friction linearised at a state: the terms of the tangent linear model that the
+   factorised matrices leave out, its dependence on the positions (but for the damping, which the
+   Newton matrix has) and on the multipliers; sens_kkt_solve_friction applies them. */
+typedef struct sens_friction {
+  int n;        /* joints with friction */
+  int* joint;   /* (n) */
+  double* F;    /* (n) the friction force or torque */
+  double* g;    /* (n x nq) the gradient of the joint's coordinate: Q = -F g */
+  double* dq;   /* (n x nq) dF/dq at fixed rates and multipliers */
+  double* dlam; /* (n x nc) dF/dlambda */
+} sens_friction;
+
 /* One step's state prepared for the sensitivity solves: the state and its factorisations in d,
    with what the solves need beside them. The adjoint prepares the next step's point while it
    solves with this one (sens_adjoint.c). */
 typedef struct sens_point {
   mb_data* d;
-  double* phid_q;  /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
-  double* phidd_q; /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
-  double* gram;    /* (nnz) Phi_q^T S Phi_q of the projected state whose projection matrix was
-                      factorised here, for the Newton matrix at the same positions */
-  double* save;    /* (2 nq) the projected rates while the dynamic state is in d */
-  double pen;      /* penalty of the factorised projection */
+  double* phid_q;     /* (nnz of Phi_q) d(dPhi/dt)/dq at the projected state, Phi_q's pattern */
+  double* phidd_q;    /* (nnz of Phi_q) d(d2Phi/dt2)/dq */
+  double* gram;       /* (nnz) Phi_q^T S Phi_q of the projected state whose projection matrix was
+                         factorised here, for the Newton matrix at the same positions */
+  double* save;       /* (2 nq) the projected rates while the dynamic state is in d */
+  double pen;         /* penalty of the factorised projection */
+  sens_friction fric; /* at the dynamic state (sens_dynamic_state) */
   double* buffer;
 } sens_point;
 
@@ -54,17 +67,19 @@ typedef struct sens_ws {
   double* qddr; /* (nq x ncol) */
   double* lamr; /* (nc x ncol) */
   /* scratch */
-  double* rhs;     /* (nq x ncol) */
-  double* g;       /* (nc x ncol) */
-  double* s;       /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
-                      sensitivities, kept from one step to the next as the start of their
-                      iterations */
-  double* H;       /* (nhess_unique) Hessian products on the compact Hessian entries */
-  double* scatter; /* (nq) zero between uses */
-  double* vec;     /* (nq) */
-  double* gq;      /* (3 nq) partials of a functional */
-  double* glam;    /* (nc) its partials with respect to the multipliers */
-  sens_point pt;   /* the step being solved (its d: the caller's) */
+  double* rhs;      /* (nq x ncol) */
+  double* g;        /* (nc x ncol) */
+  double* s;        /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
+                       sensitivities, kept from one step to the next as the start of their
+                       iterations */
+  double* H;        /* (nhess_unique) Hessian products on the compact Hessian entries */
+  double* scatter;  /* (nq) zero between uses */
+  double* vec;      /* (nq) */
+  double* gq;       /* (3 nq) partials of a functional */
+  double* glam;     /* (nc) its partials with respect to the multipliers */
+  double* fric_buf; /* (2 (nq + nc) ncol) the corrected right-hand sides of the friction's
+                       iteration (sens_kkt_solve_friction); NULL without friction */
+  sens_point pt;    /* the step being solved (its d: the caller's) */
 } sens_ws;
 
 /* Workspace with tangent models for the first p gradient parameters of desc (column k:
@@ -84,6 +99,24 @@ int sens_active_list(sens_ws* ws, double t);
    transpose, or M). s holds the starting multipliers and receives the final ones. */
 double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
                       const double* r, const double* g, double* x, double* s);
+
+/* The friction's linearisation pt->fric at the state of pt->d (positions, the rates the forces
+   read, multipliers); sens_dynamic_state calls it. */
+void sens_friction_linearise(const mb_model* m, sens_point* pt);
+
+/* sens_kkt_solve for a model with joint friction: the tangent linear model (kinds SENS_NEWTON
+   and its transpose, positions 1) or the initial accelerations (SENS_PROJECTION, positions 0:
+   x are accelerations, the friction's position terms known) with the terms of pt->fric, which
+   the factorised matrices lack, iterated as corrections of the right-hand sides until they no
+   longer change. Without friction it is sens_kkt_solve. */
+double sens_kkt_solve_friction(const mb_model* m, const sens_point* pt, sens_ws* ws,
+                               sens_factor kind, double pen, int positions, int ncol,
+                               const double* r, const double* g, double* x, double* s);
+
+/* y (nq) += s K_f x for the friction's stiffness K_f = -dQ_f/dq (at fixed rates and multipliers)
+   of pt->fric, or its transpose. */
+void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const double* x,
+                                 int transposed, double s, double* y);
 
 /* The rates of the dynamic state, the Newmark rates qd*, qdd*, into pt->d, keeping the projected
    ones in pt->save; and back. */

@@ -239,8 +239,8 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
 
   /* the tangent linear model at the dynamic state: K1^T [zeta; eta] = [abar; lbar] */
   sens_use_star_rates(m, pt);
-  sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->lbar, a->zeta,
-                 a->eta[0]);
+  sens_kkt_solve_friction(m, pt, ws, SENS_NEWTON_TRANSPOSED, m->opt.penalty, 1, nf, a->abar,
+                          a->lbar, a->zeta, a->eta[0]);
   explicit_terms(m, d, ws, a, 0, grad);
 
   /* hat_a and hat_v: -qdd*_bar + M zeta, -qd*_bar + C^T zeta; then the previous step's rates */

@@ -93,7 +93,8 @@ static void activity_window(const mb_model* m, sens_ws* ws, int k) {
       nonzero(9 * (size_t)m->nmass, dm->mass) || nonzero(nq, dm->gravity_force) ||
       nonzero(m->nbody, dm->body_mass) || nonzero(3 * (size_t)m->nelem, dm->elem_q0) ||
       nonzero(m->nfterm, dm->fterm_weight) || nonzero(m->nfterm, dm->fterm_eps) ||
-      nonzero(3, dm->gravity) || nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain))
+      nonzero(3, dm->gravity) || nonzero(4 * (size_t)m->nctrl, dm->ctrl_gain) ||
+      nonzero(8 * (size_t)m->njoint, dm->joint_fric))
     return;
   double lo = INFINITY, hi = -INFINITY;
   for (int f = 0; f < m->nfunc; f++) {
@@ -169,20 +170,130 @@ int sens_active_list(sens_ws* ws, double t) {
   return n;
 }
 
+/* the joints with friction */
+static int friction_count(const mb_model* m) {
+  int n = 0;
+  for (int j = 0; j < m->njoint; j++) n += m->joint_friction[j];
+  return n;
+}
+
 int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d) {
-  const size_t nq = m->nq, nnz = m->structure->sys->nnz, nphiq = m->structure->phiq.nnz;
+  const size_t nq = m->nq, nc = m->ncon, nnz = m->structure->sys->nnz;
+  const size_t nphiq = m->structure->phiq.nnz, nf = (size_t)friction_count(m);
   memset(pt, 0, sizeof *pt);
   pt->d = d;
-  pt->buffer = calloc(2 * nphiq + nnz + 2 * nq + 1, sizeof(double));
-  if (!pt->buffer) return -1;
+  pt->buffer = calloc(2 * nphiq + nnz + 2 * nq + nf * (1 + 2 * nq + nc) + 1, sizeof(double));
+  pt->fric.joint = calloc(nf + 1, sizeof(int));
+  if (!pt->buffer || !pt->fric.joint) return -1;
   pt->phid_q = pt->buffer, pt->phidd_q = pt->phid_q + nphiq;
   pt->gram = pt->phidd_q + nphiq, pt->save = pt->gram + nnz;
+  sens_friction* f = &pt->fric;
+  f->n = (int)nf;
+  f->F = pt->save + 2 * nq, f->g = f->F + nf, f->dq = f->g + nf * nq, f->dlam = f->dq + nf * nq;
+  for (int j = 0, k = 0; j < m->njoint; j++)
+    if (m->joint_friction[j]) f->joint[k++] = j;
   return 0;
 }
 
 void sens_point_free(sens_point* pt) {
   free(pt->buffer);
+  free(pt->fric.joint);
   pt->buffer = NULL;
+  pt->fric.joint = NULL;
+}
+
+void sens_friction_linearise(const mb_model* m, sens_point* pt) {
+  const size_t nq = m->nq, nc = m->ncon;
+  sens_friction* f = &pt->fric;
+  const mb_data* d = pt->d;
+  for (int k = 0; k < f->n; k++) {
+    const int j = f->joint[k];
+    double *g = f->g + k * nq, *dq = f->dq + k * nq, *dlam = f->dlam + k * nc;
+    mb_friction fr;
+    mb_friction_eval(m, d, j, d->lambda, &fr);
+    f->F[k] = fr.force;
+    memset(g, 0, sizeof(double) * nq);
+    memset(dq, 0, sizeof(double) * nq);
+    memset(dlam, 0, sizeof(double) * nc);
+    for (int a = 0; a < fr.ngrad; a++) mb_lvec_add_jtw(m, fr.lv[a], 1, fr.w[a], g);
+    mbd_friction_partials(m, d, j, d->lambda, 1, dq, NULL, dlam, NULL, NULL);
+  }
+}
+
+static double dot_n(size_t n, const double* x, const double* y) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) s += x[i] * y[i];
+  return s;
+}
+
+void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const double* x,
+                                 int transposed, double s, double* y) {
+  const size_t nq = m->nq;
+  const sens_friction* f = &pt->fric;
+  /* K_f = F H + g dF/dq^T, H the (symmetric) Hessian of the joint's coordinate */
+  for (int k = 0; k < f->n; k++) {
+    const int j = f->joint[k];
+    const double *g = f->g + k * nq, *dq = f->dq + k * nq;
+    const int coord = m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+    mbd_joint_hessian_mul(m, pt->d, j, coord, x, s * f->F[k], y);
+    const double c = s * dot_n(nq, transposed ? g : dq, x);
+    const double* v = transposed ? dq : g;
+    for (size_t i = 0; i < nq; i++) y[i] += c * v[i];
+  }
+}
+
+double sens_kkt_solve_friction(const mb_model* m, const sens_point* pt, sens_ws* ws,
+                               sens_factor kind, double pen, int positions, int ncol,
+                               const double* r, const double* g, double* x, double* s) {
+  const sens_friction* f = &pt->fric;
+  mb_data* d = pt->d;
+  if (f->n == 0) return sens_kkt_solve(m, d, kind, pen, ncol, r, g, x, s);
+  const size_t nq = m->nq, nc = m->ncon, len = (nq + nc) * (size_t)ncol;
+  const int transposed = kind == SENS_NEWTON_TRANSPOSED;
+  /* the given right-hand sides [r; g] per column (r, g may be ws->rhs, ws->g, which the
+     iteration overwrites), the corrected ones and the next corrected ones */
+  double *orig = ws->fric_buf, *cur = orig + len, *next = cur + len;
+  for (int k = 0; k < ncol; k++) {
+    memcpy(orig + k * (nq + nc), r + k * nq, sizeof(double) * nq);
+    memcpy(orig + k * (nq + nc) + nq, g + k * nc, sizeof(double) * nc);
+  }
+  memcpy(cur, orig, sizeof(double) * len);
+  double worst = 0;
+  for (int it = 0; it < 100; it++) {
+    for (int k = 0; k < ncol; k++) {
+      memcpy(ws->rhs + k * nq, cur + k * (nq + nc), sizeof(double) * nq);
+      memcpy(ws->g + k * nc, cur + k * (nq + nc) + nq, sizeof(double) * nc);
+    }
+    worst = sens_kkt_solve(m, d, kind, pen, ncol, ws->rhs, ws->g, x, s);
+    /* forward: R = r - K_f x + Q_lambda s, Q_lambda s = -g (dF/dlambda . s);
+       transposed: R = r - K_f^T x, G = g + Q_lambda^T x = g - dF/dlambda (g . x) */
+    double change = 0, scale = 1e-300;
+    for (int k = 0; k < ncol; k++) {
+      double *R = next + k * (nq + nc), *G = R + nq;
+      const double *xk = x + k * nq, *sk = s + k * nc;
+      memcpy(R, orig + k * (nq + nc), sizeof(double) * (nq + nc));
+      if (positions) sens_friction_stiffness_mul(m, pt, xk, transposed, -1, R);
+      for (int i = 0; i < f->n; i++) {
+        const double *gi = f->g + i * nq, *li = f->dlam + i * nc;
+        if (transposed) {
+          const double c = dot_n(nq, gi, xk);
+          for (size_t a = 0; a < nc; a++) G[a] -= c * li[a];
+        } else {
+          const double c = dot_n(nc, li, sk);
+          for (size_t a = 0; a < nq; a++) R[a] -= c * gi[a];
+        }
+      }
+      const double* C = cur + k * (nq + nc);
+      for (size_t a = 0; a < nq + nc; a++) {
+        change = fmax(change, fabs(R[a] - C[a]));
+        scale = fmax(scale, fabs(R[a]));
+      }
+    }
+    double* t = cur;
+    cur = next, next = t;
+    if (change <= 1e-14 * scale) break;
+  }
+  return worst;
 }
 
 void sens_free(sens_ws* ws) {
@@ -201,16 +312,6 @@ void sens_free(sens_ws* ws) {
 }
 
 sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err) {
-  /* friction reads the multipliers inside the step, a dependence these sensitivities lack */
-  for (int j = 0; p > 0 && j < m->njoint; j++)
-    if (m->joint_friction[j]) {
-      mb_error_set(err, MB_ERR_MODEL,
-                   "joints[%d] (%s): gradients of models with joint friction are not available "
-                   "yet (the friction force depends on the joint's multipliers, which the "
-                   "sensitivity equations do not carry); simulate and optimise without gradients",
-                   j, m->joint_name + MB_NAME_LEN * j);
-      return NULL;
-    }
   sens_ws* ws = calloc(1, sizeof *ws);
   if (!ws) return NULL;
   const size_t nq = m->nq, nc = m->ncon, np = p > 0 ? p : 1;
@@ -218,10 +319,21 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->desc = desc, ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nhess = (size_t)m->structure->nhess_unique;
-  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,  &ws->g,
-                       &ws->s,  &ws->H,   &ws->vec,  &ws->gq,   &ws->glam, &ws->scatter};
-  const size_t counts[] = {nq * nk,     nq * nk, nq * nk, nc * nk, nq * nk, nc * nk,
-                           2 * nc * nk, nhess,   nq,      3 * nq,  nc,      nq};
+  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,     &ws->g,       &ws->s,
+                       &ws->H,  &ws->vec, &ws->gq,   &ws->glam, &ws->scatter, &ws->fric_buf};
+  const size_t counts[] = {nq * nk,
+                           nq * nk,
+                           nq * nk,
+                           nc * nk,
+                           nq * nk,
+                           nc * nk,
+                           2 * nc * nk,
+                           nhess,
+                           nq,
+                           3 * nq,
+                           nc,
+                           nq,
+                           friction_count(m) > 0 ? 3 * (nq + nc) * nk : 0};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -350,6 +462,7 @@ mb_status sens_dynamic_state(const mb_model* m, sens_point* pt, const double* gr
   mb_newton_matrix(m, d, m->opt.penalty, d->lambda, 1, gram, d->tangent, d->damp);
   if (mb_factor_compute(d->newton, d->tangent) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", d->t);
+  sens_friction_linearise(m, pt);
   return MB_OK;
 }
 
@@ -404,6 +517,18 @@ static void constraint_terms(const mb_model* m, const mb_data* d, sens_ws* ws, i
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g) {
   mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
+  /* friction: Q = -F g, with F and g through the parameter at fixed state and multipliers */
+  for (int j = 0; j < m->njoint; j++) {
+    if (!m->joint_friction[j]) continue;
+    mb_friction f;
+    double dF = 0;
+    mb_friction_eval(m, d, j, d->lambda, &f);
+    mbd_friction_partials(m, d, j, d->lambda, 1, NULL, NULL, NULL, ws->dm[k], &dF);
+    for (int a = 0; a < f.ngrad; a++) mb_lvec_add_jtw(m, f.lv[a], -dF, f.w[a], r);
+    mbd_joint_gradient_param(
+        m, ws->dm[k], d, j,
+        m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION, -f.force, r);
+  }
   if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
   constraint_terms(m, d, ws, k, 0, d->lambda, r, g);
 }
@@ -597,6 +722,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   ws->pt.d = d;
   if ((st = sens_projected_state(m, &ws->pt, 0, err)) != MB_OK) goto done;
+  sens_friction_linearise(m, &ws->pt);
   sens_hessian(m, d, ws, d->lambda);
   const mb_pattern* sys = m->structure->sys;
   const mb_rows* prows = &m->structure->phiq;
@@ -607,6 +733,7 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     memset(g, 0, sizeof(double) * nc);
     if (sens_active(ws, k, d->t)) sens_explicit_dynamics(m, d, ws, k, r, g);
     mb_spmv(sys, d->stiff, ws->qr + cq, -1, r);
+    sens_friction_stiffness_mul(m, &ws->pt, ws->qr + cq, 0, -1, r);
     mb_spmv(sys, d->damp, ws->qdr + cq, -1, r);
     sens_hessian_mul(m, ws, ws->qr + cq, -1, r);
     if (sens_active(ws, k, d->t)) constraint_terms(m, d, ws, k, 2, NULL, NULL, g);
@@ -614,7 +741,8 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     mb_rows_mul(prows, ws->pt.phid_q, ws->qdr + cq, -2, g);
   }
   if (p > 0)
-    sens_kkt_solve(m, d, SENS_PROJECTION, ws->pt.pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr);
+    sens_kkt_solve_friction(m, &ws->pt, ws, SENS_PROJECTION, ws->pt.pen, 0, p, ws->rhs, ws->g,
+                            ws->qddr, ws->lamr);
   st = MB_OK;
 
 done:

@@ -77,7 +77,8 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
     mb_mass_mul(m, hat_a + cq, 1, r);
     mb_spmv(m->structure->sys, d->damp, hat_v + cq, 1, r);
   }
-  sens_kkt_solve(m, d, SENS_NEWTON, m->opt.penalty, p, ws->rhs, ws->g, ws->qr, ws->lamr);
+  sens_kkt_solve_friction(m, &ws->pt, ws, SENS_NEWTON, m->opt.penalty, 1, p, ws->rhs, ws->g, ws->qr,
+                          ws->lamr);
   for (size_t i = 0; i < (size_t)nq * p; i++) {
     qdr_star[i] = gamma / (beta * h) * ws->qr[i] - hat_v[i];
     qddr_star[i] = ws->qr[i] / (beta * h * h) - hat_a[i];

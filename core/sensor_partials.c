@@ -29,6 +29,7 @@ typedef struct chain {
   double dp;               /* accumulated parameter derivative */
   unsigned char* support;  /* or: marks the coordinate blocks the partials can reach */
   double* dlam;            /* partials with respect to the multipliers (ncon, may be NULL) */
+  const double* mult;      /* the multipliers reactions read (NULL: mb_reaction_multiplier) */
 } chain;
 
 /* marks the coordinate blocks of linear vector lv */
@@ -143,14 +144,16 @@ static void joint_chain(chain* c, int joint, int coord, int rate) {
   const mb_data* d = c->d;
   const int* meas = m->joint_measure + 6 * joint;
   double a[3], b[3], ad[3], bd[3], w[3];
+  if (!rate) {
+    int lv[3];
+    double wg[3][3], value, unused;
+    const int n = mb_joint_coordinate_gradient(m, d, joint, coord, lv, wg, &value, &unused);
+    for (int k = 0; k < n; k++) chain_lvec(c, lv[k], LV_VALUE, 1, wg[k]);
+    return;
+  }
   if (coord != MB_COORD_ANGLE) {
     mb_lvec_eval(m, meas[3], d->q, a);
     mb_lvec_eval(m, meas[4], d->q, b);
-    if (!rate) {
-      chain_lvec(c, meas[3], LV_VALUE, 1, b);
-      chain_lvec(c, meas[4], LV_VALUE, 1, a);
-      return;
-    }
     mb_lvec_rate(m, meas[3], d->qd, ad);
     mb_lvec_rate(m, meas[4], d->qd, bd);
     chain_lvec(c, meas[3], LV_VALUE, 1, bd);
@@ -167,13 +170,6 @@ static void joint_chain(chain* c, int joint, int coord, int rate) {
   mb_lvec_eval(m, meas[2], d->q, cc);
   const double S = mbu_dot3(a, b), C = mbu_dot3(a, cc), N = S * S + C * C;
   const double alpha = C / N, beta = -S / N;
-  if (!rate) {
-    combine(alpha, b, beta, cc, w);
-    chain_lvec(c, meas[0], LV_VALUE, 1, w);
-    chain_lvec(c, meas[1], LV_VALUE, alpha, a);
-    chain_lvec(c, meas[2], LV_VALUE, beta, a);
-    return;
-  }
 
   /* rate: thetad = alpha Sd + beta Cd, with
      d thetad / dS = -(Cd + 2 S thetad) / N, d thetad / dC = (Sd - 2 C thetad) / N */
@@ -368,7 +364,8 @@ static void reaction_chain(chain* c, int j, int joint_frame, int torque, int com
     /* y = s coef lambda (e . w) or s coef lambda e . (a x w), a = u or r */
     const double sigma = t->side == MB_SIDE_POINT_MINUS ? -1 : 1;
     const double s = direction ? (side2 ? -1 : 1) : torque ? sigma : (side2 ? -sigma : sigma);
-    const double lam = mb_reaction_multiplier(d, t->row), kk = s * t->coef * lam;
+    const double lam = c->mult ? c->mult[t->row] : mb_reaction_multiplier(d, t->row);
+    const double kk = s * t->coef * lam;
     double w[3], a[3], geom, ew[3], we[3], ea[3];
     mb_lvec_eval(m, t->partner, d->q, w);
     if (!torque) {
@@ -396,6 +393,36 @@ static void reaction_chain(chain* c, int j, int joint_frame, int torque, int com
     chain_lambda(c, t->row, s * t->coef * geom);
     if (c->dm && t->dcoef != 0) chain_param(c, s * t->dcoef * target_param(c, t->row) * lam * geom);
   }
+}
+
+void mbd_joint_hessian_mul(const mb_model* m, const mb_data* d, int j, int coord, const double* x,
+                           double s, double* y) {
+  /* the rate x' = g . qd at qd = x has d x' / dq = H x */
+  mb_data at = *d;
+  at.qd = (double*)x;
+  chain c = {m, &at, s, y, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+  joint_chain(&c, j, coord, 1);
+}
+
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult, double s,
+                           double* dq, double* dqd, double* dlam, const mb_model* dm,
+                           double* dparam) {
+  mb_friction f;
+  mb_friction_eval(m, d, j, mult, &f);
+  chain c = {m, d, s * f.slope, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
+  /* through the joint's rate */
+  joint_chain(&c, j, m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION,
+              1);
+  /* through the reaction in marker 2's frame */
+  for (int k = 0; k < 6; k++) {
+    if (f.d_reaction[k] == 0) continue;
+    c.scale = s * f.d_reaction[k];
+    reaction_chain(&c, j, 1, k >= 3, k % 3);
+  }
+  /* through the friction data */
+  c.scale = s;
+  for (int k = 0; dm && k < 8; k++) chain_param(&c, f.d_data[k] * dm->joint_fric[8 * j + k]);
+  if (dparam) *dparam += c.dp;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -493,20 +520,20 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
 }
 
 void mb_output_support(const mb_model* m, const mb_data* d, int col, unsigned char* blocks) {
-  chain c = {m, d, 1, NULL, NULL, NULL, NULL, 0, blocks, NULL};
+  chain c = {m, d, 1, NULL, NULL, NULL, NULL, 0, blocks, NULL, NULL};
   column_chain(m, d, col, &c);
 }
 
 double mbd_output_add_partials(const mb_model* m, const mb_data* d, int col, double s, double* dq,
                                double* dqd, double* dqdd) {
-  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0, NULL, NULL};
+  chain c = {m, d, s, dq, dqd, dqdd, NULL, 0, NULL, NULL, NULL};
   const int want = s != 0 && (dq || dqd || dqdd);
   return column_chain(m, d, col, want ? &c : NULL);
 }
 
 double mbd_output_add_lambda_partials(const mb_model* m, const mb_data* d, int col, double s,
                                       double* dlam) {
-  chain c = {m, d, s, NULL, NULL, NULL, NULL, 0, NULL, dlam};
+  chain c = {m, d, s, NULL, NULL, NULL, NULL, 0, NULL, dlam, NULL};
   return column_chain(m, d, col, s != 0 && dlam ? &c : NULL);
 }
 
@@ -535,7 +562,7 @@ double mbd_output_partials(const mb_model* m, const mb_data* d, int col, double*
 }
 
 double mbd_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int col) {
-  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0, NULL, NULL};
+  chain c = {m, d, 1, NULL, NULL, NULL, dm, 0, NULL, NULL, NULL};
   if (isnan(column_chain(m, d, col, &c))) return NAN;
   return c.dp;
 }

@@ -6,8 +6,8 @@
      r (pi^3/24) m g mu_d / I_O;
    - a rotor turning about a vertical axis (spatial revolute joint) carries its weight as thrust
      and decelerates at r_t m g mu_d / I_zz;
-   - the gradients of a model with friction are refused with a message naming the joint, its
-     functionals without gradients are not. */
+   - the gradient of the sliding block's final rate with respect to mu_d by both methods against
+     central differences. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "mbopt/gradient.h"
+#include "sens.h"
 #include "mbopt/simulate.h"
 #include "testing.h"
 
@@ -68,6 +69,8 @@ static void incline(mbt_tally* t, double theta, double t_end, run* r) {
            " \"outputs\": [{\"name\": \"v\", \"type\": \"joint_rate\", \"joint\": \"slide\"},"
            "   {\"name\": \"Fn\", \"type\": \"normal_force\", \"joint\": \"slide\"},"
            "   {\"name\": \"Ff\", \"type\": \"friction_force\", \"joint\": \"slide\"}],"
+           " \"functionals\": [{\"name\": \"v_end\", \"final\": [{\"output\": \"v\","
+           "   \"shape\": \"value\"}]}],"
            " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
            G, MU_D, cos(theta), -sin(theta), cos(theta), -sin(theta), MU_S, t_end);
   if (!run_text(text, r)) t->failed++;
@@ -173,21 +176,134 @@ static void rotor_thrust(mbt_tally* t) {
   run_free(&run);
 }
 
-/* gradients are refused, naming the joint */
-static void gradients_refused(mbt_tally* t) {
+/* the gradient of the sliding block's final rate with respect to mu_d: both methods agree and
+   match central differences of simulations */
+static void gradients(mbt_tally* t) {
   run r;
-  incline(t, 0.3, 0.01, &r);
+  incline(t, 0.5, 0.5, &r);
   if (!r.m) return;
-  double psi[1], grad[1];
+  const int p = mb_desc_param_index(&r.desc, "mu_d");
+  double psi[2], grad[2][8];
   mb_error err;
-  mb_status st = mbd_forward(&r.desc, r.m, r.d, psi, grad, &err);
-  const int named =
-      st == MB_ERR_MODEL && strstr(err.message, "slide") && strstr(err.message, "friction");
-  mbt_check(t, named, "friction: gradients refused, naming the joint", st, MB_ERR_MODEL);
-  st = mbd_forward(&r.desc, r.m, r.d, psi, NULL, &err);
-  mbt_check(t, st == MB_OK, "friction: functionals without gradients (derivative-free search)", st,
-            MB_OK);
+  mb_status st = MB_OK;
+  /* the functional: the final rate, as a term on the output v */
+  for (int method = 0; method < 2 && st == MB_OK; method++)
+    st = method ? mbd_adjoint(&r.desc, r.m, r.d, 0, &psi[1], grad[1], NULL, &err)
+                : mbd_forward(&r.desc, r.m, r.d, &psi[0], grad[0], &err);
+  if (st != MB_OK) printf("     %s\n", err.message);
+  const int k = st == MB_OK ? p : 0;
+  double fd = 0;
+  for (int sgn = -1; sgn <= 1; sgn += 2) {
+    const double h = 1e-6;
+    mb_desc_set_param(&r.desc, p, MU_D + sgn * h);
+    mb_model* m = NULL;
+    if (mb_compile(&r.desc, &m, &err) == MB_OK) {
+      mb_data* d = mb_data_create(m);
+      double v;
+      if (mbd_forward(&r.desc, m, d, &v, NULL, &err) == MB_OK) fd += sgn * v / (2 * h);
+      mb_data_free(d);
+    }
+    mb_model_free(m);
+  }
+  mb_desc_set_param(&r.desc, p, MU_D);
+  const double agree = fabs(grad[0][k] - grad[1][k]) / fabs(grad[0][k]);
+  mbt_check(t, st == MB_OK && agree < 1e-9, "friction: forward and adjoint d v(T)/d mu_d agree",
+            agree, 1e-9);
+  const double diff = fabs(grad[0][k] - fd) / fabs(fd);
+  mbt_check(t, st == MB_OK && diff < 1e-5, "friction: d v(T)/d mu_d against central differences",
+            diff, 1e-5);
   run_free(&r);
+}
+
+/* the friction force of joint j at the state of d */
+static double friction_force(const mb_model* m, const mb_data* d, int j) {
+  mb_friction f;
+  mb_friction_eval(m, d, j, d->lambda, &f);
+  return f.force;
+}
+
+/* At random states and multipliers of the test models: the partials of each friction force in q,
+   qd and the multipliers (mbd_friction_partials), and the friction's stiffness K_f and damping C
+   (sens_friction_stiffness_mul, mb_forces), against central differences. */
+static void derivatives(mbt_tally* t, const char* path) {
+  mb_desc desc;
+  mb_model* m = mbt_load(path, &desc);
+  if (!m) {
+    t->failed++;
+    return;
+  }
+  const int nq = m->nq, nc = m->ncon;
+  mb_data* d = mb_data_create(m);
+  sens_point pt;
+  double* buf = calloc(6 * (size_t)nq + nc + 1, sizeof(double));
+  double *dq = buf, *dqd = dq + nq, *Kx = dqd + nq, *Q0 = Kx + nq, *Q1 = Q0 + nq, *x = Q1 + nq;
+  double* dlam = x + nq;
+  unsigned seed = 11;
+  double worst[4] = {0, 0, 0, 0};
+  sens_point_init(m, &pt, d);
+  for (int state = 0; state < 2; state++) {
+    mbt_random_state(m, d, &seed);
+    for (int i = 0; i < nc; i++) d->lambda[i] = 20 * mbt_uniform(&seed);
+    for (int j = 0; j < m->njoint; j++) {
+      if (!m->joint_friction[j]) continue;
+      memset(buf, 0, sizeof(double) * (3 * (size_t)nq));
+      memset(dlam, 0, sizeof(double) * nc);
+      mbd_friction_partials(m, d, j, d->lambda, 1, dq, dqd, dlam, NULL, NULL);
+      const double scale = fmax(1, fabs(friction_force(m, d, j)));
+      double* xs[3] = {d->q, d->qd, d->lambda};
+      const double* an[3] = {dq, dqd, dlam};
+      for (int w = 0; w < 3; w++)
+        for (int i = 0; i < (w == 2 ? nc : nq); i++) {
+          const double x0 = xs[w][i], h = 1e-6 * fmax(1, fabs(x0));
+          xs[w][i] = x0 + h;
+          const double plus = friction_force(m, d, j);
+          xs[w][i] = x0 - h;
+          const double minus = friction_force(m, d, j);
+          xs[w][i] = x0;
+          worst[w] = fmax(worst[w], fabs(an[w][i] - (plus - minus) / (2 * h)) / scale);
+        }
+    }
+    /* K_f x + K x and C x of the whole generalised force against its differences along x */
+    mb_forces(m, d, 1);
+    pt.d = d;
+    for (int i = 0; i < nq; i++) x[i] = mbt_uniform(&seed);
+    for (int level = 0; level < 2; level++) {
+      double* v = level ? d->qd : d->q;
+      const double h = 1e-6;
+      for (int i = 0; i < nq; i++) v[i] += h * x[i];
+      mb_forces(m, d, 0);
+      memcpy(Q1, d->force, sizeof(double) * nq);
+      for (int i = 0; i < nq; i++) v[i] -= 2 * h * x[i];
+      mb_forces(m, d, 0);
+      memcpy(Q0, d->force, sizeof(double) * nq);
+      for (int i = 0; i < nq; i++) v[i] += h * x[i];
+      mb_forces(m, d, 1);
+      memset(Kx, 0, sizeof(double) * nq);
+      mb_spmv(m->structure->sys, level ? d->damp : d->stiff, x, 1, Kx);
+      if (level == 0) {
+        sens_friction_linearise(m, &pt);
+        sens_friction_stiffness_mul(m, &pt, x, 0, 1, Kx);
+      }
+      double e = 0, big = 1;
+      for (int i = 0; i < nq; i++) {
+        const double fd = -(Q1[i] - Q0[i]) / (2 * h);
+        e = fmax(e, fabs(Kx[i] - fd)), big = fmax(big, fabs(fd));
+      }
+      worst[3] = fmax(worst[3], e / big);
+    }
+  }
+  char what[200];
+  static const char* const wrt[4] = {"q", "qd", "multipliers", "(K + K_f) x and C x"};
+  for (int w = 0; w < 4; w++) {
+    snprintf(what, sizeof what, "%s: friction %s%s against differences", path,
+             w < 3 ? "force d/d" : "force ", wrt[w]);
+    mbt_check(t, worst[w] < 1e-6, what, worst[w], 1e-6);
+  }
+  sens_point_free(&pt);
+  free(buf);
+  mb_data_free(d);
+  mb_model_free(m);
+  mb_desc_free(&desc);
 }
 
 int main(void) {
@@ -195,6 +311,8 @@ int main(void) {
   block_on_incline(&t);
   disc_on_pin(&t);
   rotor_thrust(&t);
-  gradients_refused(&t);
+  gradients(&t);
+  derivatives(&t, "tests/models/ok/friction_planar.json");
+  derivatives(&t, "tests/models/ok/friction_spatial.json");
   return mbt_finish(&t);
 }
