@@ -9,12 +9,18 @@ declare -A algorithms=(
   [pendulum_pid]=lbfgs,slsqp,mma
   [slider_crank_codesign]=lbfgs,slsqp,mma
   [governor_design]=slsqp,mma,ccsaq
+  [pendulum_pid_friction]=lbfgs,slsqp,mma
+  [slider_crank_codesign_friction]=lbfgs,slsqp,mma
+  [governor_design_friction]=slsqp,mma,ccsaq
 )
 # output columns plotted before/after, per problem
 declare -A plot_columns=(
   [pendulum_pid]="ex ey z2 ux uy"
   [slider_crank_codesign]="omega tau s"
   [governor_design]="omega h tau"
+  [pendulum_pid_friction]="ex ey ux uy Ffx"
+  [slider_crank_codesign_friction]="omega tau Ff"
+  [governor_design_friction]="omega h Ff1"
 )
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
