@@ -123,7 +123,12 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, double alpha, const double*
   /* the forces' beta h^2 K straight into T, and gamma h C too unless C is wanted apart */
   if (damp) memset(damp, 0, sizeof(double) * nnz);
   const mb_jacobian jac = {T, bh2, damp ? damp : T, damp ? 1 : gh};
+  /* joint friction reads the multipliers: those of the residual (mult) */
+  double* lambda = d->lambda;
+  d->lambda = (double*)mult;
   mb_forces_into(m, d, &jac);
+  mb_friction_tangent(m, d, alpha, bh2, T);
+  d->lambda = lambda;
   if (damp)
     for (int k = 0; k < nnz; k++) T[k] += gh * damp[k];
 }
@@ -135,10 +140,14 @@ static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r
   const double h = m->opt.step, beta = m->opt.beta, bh2 = beta * h * h;
   double* mult = d->work + 3 * nq; /* lambda + alpha Phi, (nc) */
   for (int i = 0; i < nc; i++) mult[i] = d->lambda[i] + alpha * m->con_scale[i] * d->phi[i];
-  if (tangent)
+  if (tangent) {
     mb_newton_matrix(m, d, alpha, mult, m->opt.exact_tangent, NULL, d->tangent, NULL);
-  else
+  } else {
+    double* lambda = d->lambda; /* joint friction reads the residual's multipliers */
+    d->lambda = mult;
     mb_forces_into(m, d, NULL);
+    d->lambda = lambda;
+  }
   memset(r, 0, sizeof(double) * nq);
   mb_mass_mul(m, d->qdd, 1, r);
   mb_rows_mul_t(&m->structure->phiq, d->phiq, mult, 1, r);

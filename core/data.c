@@ -11,10 +11,10 @@ mb_data* mb_data_create(const mb_model* m) {
   mb_data* d = calloc(1, sizeof *d + 2 * sizeof(mb_factor));
   if (!d) return NULL;
   double** fields[] = {
-      &d->q,         &d->qd,        &d->qdd,     &d->force, &d->qhat_v,  &d->qhat_a, &d->qd_star,
-      &d->qdd_star,  &d->ctrl_work, &d->lambda,  &d->sigma, &d->kappa,   &d->phi,    &d->phit,
-      &d->phidd_rhs, &d->phiq,      &d->stiff,   &d->damp,  &d->tangent, &d->proj,   &d->out,
-      &d->unwrap,    &d->work,      &d->scatter, &d->psi,   &d->lvcache};
+      &d->q,        &d->qd,        &d->qdd,       &d->force,   &d->qhat_v, &d->qhat_a,  &d->qd_star,
+      &d->qdd_star, &d->ctrl_work, &d->fric_work, &d->lambda,  &d->sigma,  &d->kappa,   &d->phi,
+      &d->phit,     &d->phidd_rhs, &d->phiq,      &d->stiff,   &d->damp,   &d->tangent, &d->proj,
+      &d->out,      &d->unwrap,    &d->work,      &d->scatter, &d->psi,    &d->lvcache};
   const size_t counts[] = {nq,
                            nq,
                            nq,
@@ -24,6 +24,7 @@ mb_data* mb_data_create(const mb_model* m) {
                            nq,
                            nq,
                            8 * nq,
+                           3 * nq + nc,
                            nc,
                            nc,
                            nc,

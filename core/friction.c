@@ -19,6 +19,7 @@
    the current multipliers, which the augmented Lagrangian iteration converges with the
    positions. */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -200,6 +201,97 @@ void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* 
   joint_frame(m, d, j, Fg, F);
   joint_frame(m, d, j, Tg, T);
   friction_law(m, j, f->rate, F, T, f);
+}
+
+int mb_friction_lvecs(const mb_model* m, int j, int* lv) {
+  const int* meas = m->joint_measure + 6 * j;
+  const int mk1 = m->joint_marker[2 * j], mk2 = m->joint_marker[2 * j + 1];
+  int n = 0;
+  for (int k = 0; k < 5; k++) lv[n++] = meas[k];
+  lv[n++] = m->marker_point[mk1], lv[n++] = m->marker_point[mk2];
+  lv[n++] = m->marker_axis[mk2], lv[n++] = m->marker_ref[mk2], lv[n++] = m->marker_third[mk2];
+  for (int r = m->joint_rowadr[j]; r < m->joint_rowadr[j] + m->joint_rownum[j]; r++)
+    for (int k = 0; k < 4; k++) lv[n++] = m->con_lvec[4 * m->joint_row[r] + k];
+  return n;
+}
+
+/* T += s (J_lv^T w) v^T for a dense v (nq), on the system pattern */
+static void add_lvec_outer(const mb_model* m, int lv, const double* w, const double* v, double s,
+                           double* T) {
+  const mb_pattern* sys = m->structure->sys;
+  const int dim = m->dim;
+  for (int t = m->lvec_termadr[lv]; t < m->lvec_termadr[lv] + m->lvec_termnum[lv]; t++) {
+    const double* W = m->term_W + 9 * t;
+    for (int r = 0; r < dim; r++) {
+      double u = 0;
+      for (int i = 0; i < dim; i++) u += W[3 * i + r] * w[i];
+      if (u == 0) continue;
+      for (int c = 0; c < m->nq; c++)
+        if (v[c] != 0) {
+          const int e = mb_pattern_entry(sys, m->term_qadr[t] + r, c);
+          if (e >= 0) T[e] += s * u * v[c];
+        }
+    }
+  }
+}
+
+/* T += s H, H the Hessian of joint j's coordinate, from its linear vectors */
+static void add_coordinate_hessian(const mb_model* m, const mb_data* d, int j, int coord, double s,
+                                   double* T) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  const int* meas = m->joint_measure + 6 * j;
+  if (coord != MB_COORD_ANGLE) {
+    /* (r2 - r1) . z1: J_rel^T J_z + J_z^T J_rel */
+    mb_lvec_add_jtgj(m, meas[3], meas[4], s, I3, T);
+    mb_lvec_add_jtgj(m, meas[4], meas[3], s, I3, T);
+    return;
+  }
+  /* theta = atan2(S, C), S = a . b, C = a . e: H = (C H_S - S H_C + dS dC^T - dC dS^T) / N
+     - dtheta dN^T / N, each gradient a sum of J_k^T w_k over k = a, b, e */
+  const int lv[3] = {meas[0], meas[1], meas[2]};
+  double v[3][3];
+  for (int k = 0; k < 3; k++) mb_lvec_eval(m, lv[k], d->q, v[k]);
+  const double S = mbu_dot3(v[0], v[1]), C = mbu_dot3(v[0], v[2]), N = S * S + C * C;
+  double wS[3][3] = {{0}}, wC[3][3] = {{0}}, wt[3][3], wN[3][3];
+  for (int i = 0; i < 3; i++) wS[0][i] = v[1][i], wS[1][i] = v[0][i];
+  for (int i = 0; i < 3; i++) wC[0][i] = v[2][i], wC[2][i] = v[0][i];
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < 3; i++) {
+      wt[k][i] = (C * wS[k][i] - S * wC[k][i]) / N;
+      wN[k][i] = 2 * (S * wS[k][i] + C * wC[k][i]);
+    }
+  mb_lvec_add_jtgj(m, lv[0], lv[1], s * C / N, I3, T);
+  mb_lvec_add_jtgj(m, lv[1], lv[0], s * C / N, I3, T);
+  mb_lvec_add_jtgj(m, lv[0], lv[2], -s * S / N, I3, T);
+  mb_lvec_add_jtgj(m, lv[2], lv[0], -s * S / N, I3, T);
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < 3; l++) {
+      double G[9];
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+          G[3 * r + c] = (wS[k][r] * wC[l][c] - wC[k][r] * wS[l][c] - wt[k][r] * wN[l][c]) / N;
+      mb_lvec_add_jtgj(m, lv[k], lv[l], s, G, T);
+    }
+}
+
+void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T) {
+  const int nq = m->nq, nc = m->ncon;
+  double *dq = d->fric_work, *v = dq + nq, *w = v + nq;
+  for (int j = 0; j < m->njoint; j++) {
+    if (!m->joint_friction[j]) continue;
+    mb_friction f;
+    mb_friction_eval(m, d, j, d->lambda, &f);
+    const int coord = m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+    memset(dq, 0, sizeof(double) * (2 * (size_t)nq + nc));
+    mbd_friction_partials(m, d, j, d->lambda, 1, dq, NULL, w, NULL, NULL);
+    /* K_f = F H + g dF/dq^T, and through the multipliers lambda + alpha S Phi: g dF/dlambda^T
+       alpha S Phi_q */
+    add_coordinate_hessian(m, d, j, coord, s * f.force, T);
+    for (int i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
+    mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, v);
+    for (int k = 0; k < nq; k++) dq[k] += v[k];
+    for (int a = 0; a < f.ngrad; a++) add_lvec_outer(m, f.lv[a], f.w[a], dq, s, T);
+  }
 }
 
 void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {

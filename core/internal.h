@@ -239,6 +239,18 @@ void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const dou
    into jac (may be NULL). */
 void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac);
 
+/* The linear vectors joint j's friction reads (the joint's coordinate, marker 1's and marker 2's
+   points, marker 2's frame, the linear vectors of the joint's rows), at most MB_FRICTION_LVECS:
+   the Newton matrix couples their coordinates. */
+#define MB_FRICTION_LVECS (10 + 4 * MB_SENSOR_VALUES)
+int mb_friction_lvecs(const mb_model* m, int j, int* lv);
+
+/* T (values on the system pattern) += s times the friction's terms of the Newton matrix that the
+   forces' Jacobians leave out, at the multipliers in d->lambda: the stiffness K_f = F H + g
+   dF/dq^T (H the Hessian of the joint's coordinate) and, the multipliers being lambda + alpha S
+   Phi in the Newton iteration, g dF/dlambda^T alpha S Phi_q. */
+void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T);
+
 /* Power of the joints' friction, W (never positive). */
 double mb_friction_power(const mb_model* m, const mb_data* d);
 

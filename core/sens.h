@@ -12,9 +12,9 @@ typedef enum sens_factor {
   SENS_PROJECTION         /* M + pen Phi_q^T S Phi_q (d->projection) */
 } sens_factor;
 
-/* The joints' friction linearised at a state: the terms of the tangent linear model that the
-   factorised matrices leave out, its dependence on the positions (but for the damping, which the
-   Newton matrix has) and on the multipliers; sens_kkt_solve_friction applies them. */
+/* The joints' friction linearised at a state: its dependence on the multipliers (the
+   multiplier block of the tangent linear model, sens_kkt_solve) and, for the initial state's
+   accelerations, on the positions (sens_friction_stiffness_mul; the Newton matrix holds it). */
 typedef struct sens_friction {
   int n;        /* joints with friction */
   int* joint;   /* (n) */
@@ -67,19 +67,17 @@ typedef struct sens_ws {
   double* qddr; /* (nq x ncol) */
   double* lamr; /* (nc x ncol) */
   /* scratch */
-  double* rhs;      /* (nq x ncol) */
-  double* g;        /* (nc x ncol) */
-  double* s;        /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
-                       sensitivities, kept from one step to the next as the start of their
-                       iterations */
-  double* H;        /* (nhess_unique) Hessian products on the compact Hessian entries */
-  double* scatter;  /* (nq) zero between uses */
-  double* vec;      /* (nq) */
-  double* gq;       /* (3 nq) partials of a functional */
-  double* glam;     /* (nc) its partials with respect to the multipliers */
-  double* fric_buf; /* (2 (nq + nc) ncol) the corrected right-hand sides of the friction's
-                       iteration (sens_kkt_solve_friction); NULL without friction */
-  sens_point pt;    /* the step being solved (its d: the caller's) */
+  double* rhs;     /* (nq x ncol) */
+  double* g;       /* (nc x ncol) */
+  double* s;       /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
+                      sensitivities, kept from one step to the next as the start of their
+                      iterations */
+  double* H;       /* (nhess_unique) Hessian products on the compact Hessian entries */
+  double* scatter; /* (nq) zero between uses */
+  double* vec;     /* (nq) */
+  double* gq;      /* (3 nq) partials of a functional */
+  double* glam;    /* (nc) its partials with respect to the multipliers */
+  sens_point pt;   /* the step being solved (its d: the caller's) */
 } sens_ws;
 
 /* Workspace with tangent models for the first p gradient parameters of desc (column k:
@@ -94,24 +92,18 @@ int sens_active(const sens_ws* ws, int k, double t);
    Costs the number found plus a binary search, not the number of parameters. */
 int sens_active_list(sens_ws* ws, double t);
 
-/* Solves [A Phi_q^T; Phi_q 0] [x; s] = [r; g] for ncol right-hand sides by the augmented
-   Lagrangian iteration on the factorisation `kind` (A: the Newton matrix divided by beta h^2, its
-   transpose, or M). s holds the starting multipliers and receives the final ones. */
+/* Solves [A B^T; Phi_q 0] [x; s] = [r; g] (or the transposed system) for ncol right-hand sides
+   by the augmented Lagrangian iteration on the factorisation `kind` (A: the Newton matrix divided
+   by beta h^2, its transpose, or M). B = Phi_q, or with joint friction fric (may be NULL)
+   Phi_q - Q_lambda^T, the friction force reading the multipliers (the Newton matrix holds the
+   matching alpha B^T S Phi_q). s holds the starting multipliers and receives the final ones. */
 double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
-                      const double* r, const double* g, double* x, double* s);
+                      const double* r, const double* g, double* x, double* s,
+                      const sens_friction* fric);
 
 /* The friction's linearisation pt->fric at the state of pt->d (positions, the rates the forces
    read, multipliers); sens_dynamic_state calls it. */
 void sens_friction_linearise(const mb_model* m, sens_point* pt);
-
-/* sens_kkt_solve for a model with joint friction: the tangent linear model (kinds SENS_NEWTON
-   and its transpose, positions 1) or the initial accelerations (SENS_PROJECTION, positions 0:
-   x are accelerations, the friction's position terms known) with the terms of pt->fric, which
-   the factorised matrices lack, iterated as corrections of the right-hand sides until they no
-   longer change. Without friction it is sens_kkt_solve. */
-double sens_kkt_solve_friction(const mb_model* m, const sens_point* pt, sens_ws* ws,
-                               sens_factor kind, double pen, int positions, int ncol,
-                               const double* r, const double* g, double* x, double* s);
 
 /* y (nq) += s K_f x for the friction's stiffness K_f = -dQ_f/dq (at fixed rates and multipliers)
    of pt->fric, or its transpose. */

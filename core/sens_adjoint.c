@@ -185,7 +185,7 @@ static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws*
   const mb_rows* rows = &m->structure->phiq;
   mb_data* d = pt->d;
   sens_kkt_solve(m, d, SENS_PROJECTION, pt->pen, nf, xbar, level == 2 ? a->lbar : a->zero, a->zeta,
-                 a->eta[level]);
+                 a->eta[level], NULL);
   sens_hessian(m, d, ws, level == 1 ? d->sigma : d->kappa);
   const double* rates = level == 1 ? pt->phid_q : pt->phidd_q;
   for (int f = 0; f < nf; f++) {
@@ -239,8 +239,8 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
 
   /* the tangent linear model at the dynamic state: K1^T [zeta; eta] = [abar; lbar] */
   sens_use_star_rates(m, pt);
-  sens_kkt_solve_friction(m, pt, ws, SENS_NEWTON_TRANSPOSED, m->opt.penalty, 1, nf, a->abar,
-                          a->lbar, a->zeta, a->eta[0]);
+  sens_kkt_solve(m, d, SENS_NEWTON_TRANSPOSED, m->opt.penalty, nf, a->abar, a->lbar, a->zeta,
+                 a->eta[0], &pt->fric);
   explicit_terms(m, d, ws, a, 0, grad);
 
   /* hat_a and hat_v: -qdd*_bar + M zeta, -qd*_bar + C^T zeta; then the previous step's rates */

@@ -242,60 +242,6 @@ void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const 
   }
 }
 
-double sens_kkt_solve_friction(const mb_model* m, const sens_point* pt, sens_ws* ws,
-                               sens_factor kind, double pen, int positions, int ncol,
-                               const double* r, const double* g, double* x, double* s) {
-  const sens_friction* f = &pt->fric;
-  mb_data* d = pt->d;
-  if (f->n == 0) return sens_kkt_solve(m, d, kind, pen, ncol, r, g, x, s);
-  const size_t nq = m->nq, nc = m->ncon, len = (nq + nc) * (size_t)ncol;
-  const int transposed = kind == SENS_NEWTON_TRANSPOSED;
-  /* the given right-hand sides [r; g] per column (r, g may be ws->rhs, ws->g, which the
-     iteration overwrites), the corrected ones and the next corrected ones */
-  double *orig = ws->fric_buf, *cur = orig + len, *next = cur + len;
-  for (int k = 0; k < ncol; k++) {
-    memcpy(orig + k * (nq + nc), r + k * nq, sizeof(double) * nq);
-    memcpy(orig + k * (nq + nc) + nq, g + k * nc, sizeof(double) * nc);
-  }
-  memcpy(cur, orig, sizeof(double) * len);
-  double worst = 0;
-  for (int it = 0; it < 100; it++) {
-    for (int k = 0; k < ncol; k++) {
-      memcpy(ws->rhs + k * nq, cur + k * (nq + nc), sizeof(double) * nq);
-      memcpy(ws->g + k * nc, cur + k * (nq + nc) + nq, sizeof(double) * nc);
-    }
-    worst = sens_kkt_solve(m, d, kind, pen, ncol, ws->rhs, ws->g, x, s);
-    /* forward: R = r - K_f x + Q_lambda s, Q_lambda s = -g (dF/dlambda . s);
-       transposed: R = r - K_f^T x, G = g + Q_lambda^T x = g - dF/dlambda (g . x) */
-    double change = 0, scale = 1e-300;
-    for (int k = 0; k < ncol; k++) {
-      double *R = next + k * (nq + nc), *G = R + nq;
-      const double *xk = x + k * nq, *sk = s + k * nc;
-      memcpy(R, orig + k * (nq + nc), sizeof(double) * (nq + nc));
-      if (positions) sens_friction_stiffness_mul(m, pt, xk, transposed, -1, R);
-      for (int i = 0; i < f->n; i++) {
-        const double *gi = f->g + i * nq, *li = f->dlam + i * nc;
-        if (transposed) {
-          const double c = dot_n(nq, gi, xk);
-          for (size_t a = 0; a < nc; a++) G[a] -= c * li[a];
-        } else {
-          const double c = dot_n(nc, li, sk);
-          for (size_t a = 0; a < nq; a++) R[a] -= c * gi[a];
-        }
-      }
-      const double* C = cur + k * (nq + nc);
-      for (size_t a = 0; a < nq + nc; a++) {
-        change = fmax(change, fabs(R[a] - C[a]));
-        scale = fmax(scale, fabs(R[a]));
-      }
-    }
-    double* t = cur;
-    cur = next, next = t;
-    if (change <= 1e-14 * scale) break;
-  }
-  return worst;
-}
-
 void sens_free(sens_ws* ws) {
   if (!ws) return;
   sens_point_free(&ws->pt);
@@ -319,21 +265,10 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->desc = desc, ws->p = p, ws->ncol = ncol > 0 ? ncol : 1;
   const size_t nk = ws->ncol;
   const size_t nhess = (size_t)m->structure->nhess_unique;
-  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,     &ws->g,       &ws->s,
-                       &ws->H,  &ws->vec, &ws->gq,   &ws->glam, &ws->scatter, &ws->fric_buf};
-  const size_t counts[] = {nq * nk,
-                           nq * nk,
-                           nq * nk,
-                           nc * nk,
-                           nq * nk,
-                           nc * nk,
-                           2 * nc * nk,
-                           nhess,
-                           nq,
-                           3 * nq,
-                           nc,
-                           nq,
-                           friction_count(m) > 0 ? 3 * (nq + nc) * nk : 0};
+  double** fields[] = {&ws->qr, &ws->qdr, &ws->qddr, &ws->lamr, &ws->rhs,  &ws->g,
+                       &ws->s,  &ws->H,   &ws->vec,  &ws->gq,   &ws->glam, &ws->scatter};
+  const size_t counts[] = {nq * nk,     nq * nk, nq * nk, nc * nk, nq * nk, nc * nk,
+                           2 * nc * nk, nhess,   nq,      3 * nq,  nc,      nq};
   size_t total = 8;
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
   double* b = calloc(total, sizeof(double));
@@ -383,7 +318,9 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
    KKT solves by the augmented Lagrangian iteration */
 
 double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pen, int ncol,
-                      const double* r, const double* g, double* x, double* s) {
+                      const double* r, const double* g, double* x, double* s,
+                      const sens_friction* fric) {
+  const int nf = fric ? fric->n : 0;
   const int nq = m->nq, nc = m->ncon;
   const mb_rows* rows = &m->structure->phiq;
   const double bh2 = m->opt.beta * m->opt.step * m->opt.step;
@@ -400,6 +337,14 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
         const double w = sk[i] - pen * m->con_scale[i] * gk[i];
         if (w != 0) mb_rows_axpy(rows, i, d->phiq, -w, xk);
       }
+      /* with friction the multipliers' block is B^T = Phi_q^T - Q_lambda, Q_lambda w =
+         -g (dF/dlambda . w) (the transposed system keeps Phi_q^T here, B in the update) */
+      for (int f = 0; f < nf && kind != SENS_NEWTON_TRANSPOSED; f++) {
+        const double *gf = fric->g + (size_t)f * nq, *lf = fric->dlam + (size_t)f * nc;
+        double c = 0;
+        for (int i = 0; i < nc; i++) c += lf[i] * (sk[i] - pen * m->con_scale[i] * gk[i]);
+        for (int j = 0; j < nq; j++) xk[j] -= c * gf[j];
+      }
       if (kind != SENS_PROJECTION)
         for (int j = 0; j < nq; j++) xk[j] *= bh2;
     }
@@ -413,8 +358,17 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       const double* xk = x + (size_t)k * nq;
       double* sk = s + (size_t)k * nc;
       const double* gk = g + (size_t)k * nc;
+      /* the transposed system's constraint rows are B = Phi_q + dF/dlambda g^T */
+      double* gx = d->fric_work; /* (nf <= nq) the products g . x */
+      for (int f = 0; f < nf && kind == SENS_NEWTON_TRANSPOSED; f++) {
+        const double* gf = fric->g + (size_t)f * nq;
+        gx[f] = 0;
+        for (int j = 0; j < nq; j++) gx[f] += gf[j] * xk[j];
+      }
       for (int i = 0; i < nc; i++) {
-        const double v = mb_rows_dot(rows, i, d->phiq, xk, -gk[i]);
+        double v = mb_rows_dot(rows, i, d->phiq, xk, -gk[i]);
+        for (int f = 0; f < nf && kind == SENS_NEWTON_TRANSPOSED; f++)
+          v += fric->dlam[(size_t)f * nc + i] * gx[f];
         sk[i] += pen * m->con_scale[i] * v;
         if (fabs(v) > worst) worst = fabs(v); /* as fmax, without its call */
       }
@@ -741,8 +695,8 @@ mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err
     mb_rows_mul(prows, ws->pt.phid_q, ws->qdr + cq, -2, g);
   }
   if (p > 0)
-    sens_kkt_solve_friction(m, &ws->pt, ws, SENS_PROJECTION, ws->pt.pen, 0, p, ws->rhs, ws->g,
-                            ws->qddr, ws->lamr);
+    sens_kkt_solve(m, d, SENS_PROJECTION, ws->pt.pen, p, ws->rhs, ws->g, ws->qddr, ws->lamr,
+                   &ws->pt.fric);
   st = MB_OK;
 
 done:

@@ -50,7 +50,7 @@ static void projection_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, i
     if (level == 2) mb_rows_mul(rows, ws->pt.phid_q, ws->qdr + cq, -2, g);
   }
   sens_kkt_solve(m, d, SENS_PROJECTION, ws->pt.pen, p, ws->rhs, ws->g, xr,
-                 ws->s + (size_t)(level - 1) * nc * ws->ncol);
+                 ws->s + (size_t)(level - 1) * nc * ws->ncol, NULL);
 }
 
 /* One step: the tangent linear model at the dynamic state, then the projections, which solve
@@ -77,8 +77,8 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
     mb_mass_mul(m, hat_a + cq, 1, r);
     mb_spmv(m->structure->sys, d->damp, hat_v + cq, 1, r);
   }
-  sens_kkt_solve_friction(m, &ws->pt, ws, SENS_NEWTON, m->opt.penalty, 1, p, ws->rhs, ws->g, ws->qr,
-                          ws->lamr);
+  sens_kkt_solve(m, d, SENS_NEWTON, m->opt.penalty, p, ws->rhs, ws->g, ws->qr, ws->lamr,
+                 &ws->pt.fric);
   for (size_t i = 0; i < (size_t)nq * p; i++) {
     qdr_star[i] = gamma / (beta * h) * ws->qr[i] - hat_v[i];
     qddr_star[i] = ws->qr[i] / (beta * h * h) - hat_a[i];

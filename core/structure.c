@@ -228,6 +228,14 @@ static int collect_pairs(builder* b, const mb_data* probe, mb_pairs* pairs) {
     if (mb_pairs_add_all(pairs, constraint_blocks(m, i, b->list), b->list)) return -1;
   for (int i = 0; i < m->nforce; i++)
     if (mb_pairs_add_all(pairs, force_blocks(m, i, b->list), b->list)) return -1;
+  /* a joint's friction couples everything it reads */
+  for (int j = 0; j < m->njoint; j++) {
+    if (!m->joint_friction[j]) continue;
+    int lv[MB_FRICTION_LVECS], blocks[8 * MB_FRICTION_LVECS], n = 0;
+    const int nlv = mb_friction_lvecs(m, j, lv);
+    for (int k = 0; k < nlv; k++) n = lvec_blocks(m, lv[k], blocks, n);
+    if (mb_pairs_add_all(pairs, unique(blocks, n), blocks)) return -1;
+  }
   for (int i = 0; i < m->nctrl; i++) {
     int nr, nc;
     controller_blocks(m, probe, i, b->mark, b->list, &nr, b->list2, &nc);
