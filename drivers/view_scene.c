@@ -260,6 +260,12 @@ static const char* sensor_unit(const mb_desc* d, int s) {
       return "N";
     case MB_SENSOR_REACTION_TORQUE:
       return "N m";
+    case MB_SENSOR_NORMAL_FORCE:
+      return "N";
+    case MB_SENSOR_FRICTION_FORCE: /* a torque on a revolute joint */
+      if (sd->joint >= 0 && sd->joint < d->njoint)
+        return d->joint[sd->joint].type == MB_JOINT_REVOLUTE ? "N m" : "N";
+      return "";
     case MB_SENSOR_KINETIC_ENERGY:
     case MB_SENSOR_GRAVITY_ENERGY:
     case MB_SENSOR_ELASTIC_ENERGY:
