@@ -455,7 +455,7 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, chain* 
   /* the chain rule of the sensor */
   const int* ref = m->sensor_ref + 2 * i;
   double e[3] = {0, 0, 0};
-  e[comp] = 1;
+  if (comp < 3) e[comp] = 1; /* the unit vector of vector outputs (multipliers have more columns) */
   switch ((mb_sensor_type)m->sensor_type[i]) {
     case MB_SENSOR_POINT_POSITION:
       chain_lvec(c, m->marker_point[ref[0]], LV_VALUE, 1, e);
