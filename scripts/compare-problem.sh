@@ -18,8 +18,9 @@ build/mbopt simulate "$spec" --csv "$dir/before.csv" --output-interval "$interva
   >"$dir/before.txt"
 build/mbopt simulate "$spec" --parameters "$dir/comparison.json" --csv "$dir/after.csv" \
   --output-interval "$interval" --quiet >"$dir/after.txt"
-# the per-evaluation plot data stay out of the repository; history.csv has the same numbers
-rm -f "$dir"/*/best.dat
+# the per-evaluation plot data stay out of the repository (history.csv has the same numbers), and
+# so does the 2 MB report.html (results/view/ shows one; `mbopt compare` writes it again)
+rm -f "$dir"/*/best.dat "$dir/report.html"
 
 [ -n "$columns" ] || exit 0
 # shellcheck disable=SC2086

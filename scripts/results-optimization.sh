@@ -12,5 +12,6 @@ build/mbopt compare problems/fivebar_springs.json \
 build/mbopt compare tests/models/opt/reach_above_floor.json \
   --algorithms slsqp,mma,ccsaq,cobyla --out "$out/reach_above_floor" --quiet |
   tee "$out/reach_above_floor/table.txt"
-# the per-evaluation plot data stay out of the repository; history.csv has the same numbers
-rm -f "$out"/*/*/best.dat
+# the per-evaluation plot data stay out of the repository (history.csv has the same numbers), and
+# so do the 2 MB report.html pages (`mbopt compare` writes them again)
+rm -f "$out"/*/*/best.dat "$out"/*/report.html

@@ -49,7 +49,7 @@ print(" ".join("--set %s=%r" % (k, v["initial"]) for k, v in o.items()))')
   cg)
     dir=$out/cg_height
     build/mbopt optimize problems/vehicle/cg_height.json --out "$dir" --quiet | tee "$dir.txt"
-    rm -f "$dir/best.dat" # plot data; history.csv has the same numbers
+    rm -f "$dir/best.dat" "$dir/report.html" # plot data (history.csv has the same numbers), page
     ;;
   bench)
     build/mbopt bench problems/vehicle/double_lane_change.json --repeat 3 --json >"$out/dlc_bench.json"
