@@ -140,17 +140,6 @@ static void marker_place(FILE* f, const mb_desc* d, const mb_model* m, const dou
   }
 }
 
-static const char* joint_type_name(int type) {
-  static const char* names[] = {"revolute",  "prismatic", "spherical", "cylindrical",
-                                "universal", "planar",    "fixed"};
-  return type >= 0 && type < (int)(sizeof names / sizeof *names) ? names[type] : "joint";
-}
-
-static const char* force_type_name(int type) {
-  static const char* names[] = {"spring", "force", "torque", "tyre"};
-  return type >= 0 && type < (int)(sizeof names / sizeof *names) ? names[type] : "force";
-}
-
 /* The scene at t = 0 as a JSON object: dimension, gravity, the ground's markers, each body's
    mass, inertia, centre of mass and markers in its frame, the joints at their first marker
    and the force elements at theirs. */
@@ -198,8 +187,8 @@ static char* geometry_json(const mb_desc* d, const mb_model* m, const double* q)
     const mb_joint_desc* jd = &d->joint[j];
     fprintf(f, "%s{\"name\":", j ? "," : "");
     view_json_string(f, jd->name);
-    fprintf(f, ",\"type\":\"%s\",\"body\":%d,\"body2\":%d,", joint_type_name(jd->type), jd->body[0],
-            jd->body[1]);
+    fprintf(f, ",\"type\":\"%s\",\"body\":%d,\"body2\":%d,", mb_joint_type_name(jd->type),
+            jd->body[0], jd->body[1]);
     marker_place(f, d, m, q, jd->body[0], jd->marker[0], "p");
     fputc(',', f);
     marker_place(f, d, m, q, jd->body[1], jd->marker[1], "p2");
@@ -210,7 +199,7 @@ static char* geometry_json(const mb_desc* d, const mb_model* m, const double* q)
     const mb_force_desc* fd = &d->force[i];
     fprintf(f, "%s{\"name\":", i ? "," : "");
     view_json_string(f, fd->name);
-    fprintf(f, ",\"type\":\"%s\",\"body\":%d", force_type_name(fd->type), fd->body[0]);
+    fprintf(f, ",\"type\":\"%s\",\"body\":%d", mb_force_type_name(fd->type), fd->body[0]);
     if (fd->type == MB_FORCE_SPRING || fd->type == MB_FORCE_POINT || fd->type == MB_FORCE_TYRE) {
       fputc(',', f);
       marker_place(f, d, m, q, fd->body[0], fd->marker[0], "p");

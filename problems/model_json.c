@@ -46,6 +46,7 @@ typedef struct json_ctx {
 
 static const char* const joint_type_name[] = {"revolute",  "prismatic", "spherical", "cylindrical",
                                               "universal", "planar",    "fixed"};
+static const char* const force_type_name[] = {"spring", "force", "torque", "tyre"};
 static const char* const coord_name[] = {"angle", "translation"};
 static const char* const axis_name[] = {"x", "y", "z"};
 static const char* const euler_name[] = {"yaw", "pitch", "roll"};
@@ -1491,16 +1492,12 @@ static mb_status read_forces(json_ctx* c, const cJSON* root) {
     /* the type decides the keys */
     path_key(sub, path, "type");
     TRY(member_string(c, e, path, "type", 1, &type));
-    if (strcmp(type, "spring") == 0)
-      f->type = MB_FORCE_SPRING;
-    else if (strcmp(type, "force") == 0)
-      f->type = MB_FORCE_POINT;
-    else if (strcmp(type, "torque") == 0)
-      f->type = MB_FORCE_TORQUE;
-    else if (strcmp(type, "tyre") == 0)
-      f->type = MB_FORCE_TYRE;
-    else
+    int t = -1;
+    for (int k = 0; k <= MB_FORCE_TYRE; k++)
+      if (strcmp(type, force_type_name[k]) == 0) t = k;
+    if (t < 0)
       return fail(c, sub, "unknown force type \"%.64s\" (spring, force, torque or tyre)", type);
+    f->type = (mb_force_type)t;
     TRY(check_keys(c, e, path,
                    f->type == MB_FORCE_SPRING   ? spring_keys
                    : f->type == MB_FORCE_POINT  ? point_keys
@@ -2331,6 +2328,16 @@ int mb_linear_solver_parse(const char* name) {
 const char* mb_linear_solver_name(int solver) {
   const int n = (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]);
   return solver >= 0 && solver < n ? linear_solver_names[solver] : "?";
+}
+
+const char* mb_joint_type_name(mb_joint_type type) {
+  const int n = (int)(sizeof joint_type_name / sizeof joint_type_name[0]);
+  return (int)type >= 0 && (int)type < n ? joint_type_name[type] : "?";
+}
+
+const char* mb_force_type_name(mb_force_type type) {
+  const int n = (int)(sizeof force_type_name / sizeof force_type_name[0]);
+  return (int)type >= 0 && (int)type < n ? force_type_name[type] : "?";
 }
 
 void mb_settings_default(mb_settings* s) {

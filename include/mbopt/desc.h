@@ -368,6 +368,11 @@ int mb_tangent_refresh_parse(const char* name);
 int mb_linear_solver_parse(const char* name);
 const char* mb_linear_solver_name(int solver);
 
+/* The model format's names of a joint type ("revolute", ...) and of a force type ("spring",
+   "force", "torque", "tyre"); "?" for a value out of range. */
+const char* mb_joint_type_name(mb_joint_type type);
+const char* mb_force_type_name(mb_force_type type);
+
 /* What the scalars bound to a parameter require of its value, as the loader checked it: the
    strictest rule among them and where the scalar that sets it is, for messages. */
 typedef struct mb_param_rule {
