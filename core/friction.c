@@ -178,28 +178,28 @@ void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_da
   }
 }
 
-/* the components of a global vector along marker 2's axes x, y, z (planar: axis, its normal) */
-static void joint_frame(const mb_model* m, const mb_data* d, int j, const double* g, double* out) {
+/* the reaction's force Fg and torque Tg (global) along marker 2's axes x, y, z into F, T (planar:
+   axis, its normal; the torque about z stays in T[2]) */
+static void joint_frame(const mb_model* m, const mb_data* d, int j, const double* Fg,
+                        const double* Tg, double* F, double* T) {
   for (int k = 0; k < 3; k++) {
-    double e[3];
     if (m->dim == 2 && k == 2) {
-      out[2] = g[2];
+      F[2] = 0, T[2] = Tg[2];
       break;
     }
+    double e[3];
     mb_lvec_eval(m, mb_reaction_frame(m, j, 1, 0, k), d->q, e);
-    out[k] = mbu_dot3(e, g);
+    F[k] = mbu_dot3(e, Fg), T[k] = mbu_dot3(e, Tg);
   }
 }
 
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f) {
-  const int revolute = m->joint_type[j] == MB_JOINT_REVOLUTE;
   double value, Fg[3], Tg[3], F[3], T[3];
-  f->ngrad = mb_joint_coordinate_gradient(m, d, j, revolute ? MB_COORD_ANGLE : MB_COORD_TRANSLATION,
-                                          f->lv, f->w, &value, &f->rate);
+  f->ngrad = mb_joint_coordinate_gradient(m, d, j, mb_friction_coordinate(m, j), f->lv, f->w,
+                                          &value, &f->rate);
   mb_joint_reaction(m, d, j, mult, Fg, Tg);
-  joint_frame(m, d, j, Fg, F);
-  joint_frame(m, d, j, Tg, T);
+  joint_frame(m, d, j, Fg, Tg, F, T);
   friction_law(m, j, f->rate, F, T, f);
 }
 
@@ -281,12 +281,11 @@ void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, 
     if (!m->joint_friction[j]) continue;
     mb_friction f;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    const int coord = m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
     memset(dq, 0, sizeof(double) * (2 * (size_t)nq + nc));
-    mbd_friction_partials(m, d, j, d->lambda, 1, dq, NULL, w, NULL, NULL);
+    mbd_friction_partials(m, d, j, d->lambda, &f, 1, dq, NULL, w, NULL, NULL);
     /* K_f = F H + g dF/dq^T, and through the multipliers lambda + alpha S Phi: g dF/dlambda^T
        alpha S Phi_q */
-    add_coordinate_hessian(m, d, j, coord, s * f.force, T);
+    add_coordinate_hessian(m, d, j, mb_friction_coordinate(m, j), s * f.force, T);
     for (int i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
     mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, v);
     for (int k = 0; k < nq; k++) dq[k] += v[k];

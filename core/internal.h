@@ -195,6 +195,19 @@ double mb_controller_power(const mb_model* m, mb_data* d);
 
 /* joint friction (friction.c) */
 
+/* The number of joints with friction. */
+static inline int mb_friction_count(const mb_model* m) {
+  int n = 0;
+  for (int j = 0; j < m->njoint; j++) n += m->joint_friction[j];
+  return n;
+}
+
+/* The joint coordinate friction opposes: a revolute joint's angle, a prismatic joint's
+   translation. */
+static inline int mb_friction_coordinate(const mb_model* m, int j) {
+  return m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+}
+
 /* The gradient of joint j's coordinate `coord` (mb_coord_type) as weights of linear vectors:
    d coordinate / dq = sum over the n returned of J_lv[a]^T w[a] (lv, w: 3 each); with the
    coordinate's value and rate. */
@@ -227,13 +240,13 @@ typedef struct mb_friction {
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f);
 
-/* The partials of joint j's friction force (mb_friction.force, with the multipliers mult; NULL:
-   mb_reaction_multiplier) times s: added to dq (with respect to q at fixed qd and multipliers),
-   dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent model dm, its explicit derivative
-   along dm's parameter added to *dparam (sensor_partials.c). */
-void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult, double s,
-                           double* dq, double* dqd, double* dlam, const mb_model* dm,
-                           double* dparam);
+/* The partials of joint j's friction force f->force (f from mb_friction_eval at the state of d
+   and the multipliers mult; NULL: mb_reaction_multiplier) times s: added to dq (with respect to q
+   at fixed qd and multipliers), dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent
+   model dm, its explicit derivative along dm's parameter added to *dparam (sensor_partials.c). */
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult,
+                           const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
+                           const mb_model* dm, double* dparam);
 
 /* Q += the friction forces of all joints at the state and multipliers of d, with their damping
    into jac (may be NULL). */
@@ -438,6 +451,8 @@ int mbu_svd(int rows, int n, double* A, double* s, double* U, double* VT);
 
 /* vectors */
 double mbu_norm_inf(int n, const double* x);
+/* x . y, summed in index order */
+double mbu_dot(int n, const double* x, const double* y);
 /* the index of the entry largest in magnitude (the first of equals; 0 when n = 0) */
 int mbu_index_max_abs(int n, const double* x);
 int mbu_all_finite(int n, const double* x);

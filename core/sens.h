@@ -67,17 +67,18 @@ typedef struct sens_ws {
   double* qddr; /* (nq x ncol) */
   double* lamr; /* (nc x ncol) */
   /* scratch */
-  double* rhs;     /* (nq x ncol) */
-  double* g;       /* (nc x ncol) */
-  double* s;       /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
-                      sensitivities, kept from one step to the next as the start of their
-                      iterations */
-  double* H;       /* (nhess_unique) Hessian products on the compact Hessian entries */
-  double* scatter; /* (nq) zero between uses */
-  double* vec;     /* (nq) */
-  double* gq;      /* (3 nq) partials of a functional */
-  double* glam;    /* (nc) its partials with respect to the multipliers */
-  sens_point pt;   /* the step being solved (its d: the caller's) */
+  double* rhs;      /* (nq x ncol) */
+  double* g;        /* (nc x ncol) */
+  double* s;        /* (2 x nc x ncol) multipliers of the velocity and acceleration projection
+                       sensitivities, kept from one step to the next as the start of their
+                       iterations */
+  double* H;        /* (nhess_unique) Hessian products on the compact Hessian entries */
+  double* scatter;  /* (nq) zero between uses */
+  double* vec;      /* (nq) */
+  double* gq;       /* (3 nq) partials of a functional */
+  double* glam;     /* (nc) its partials with respect to the multipliers */
+  int reads_lambda; /* some functional term reads multipliers (a reaction output) */
+  sens_point pt;    /* the step being solved (its d: the caller's) */
 } sens_ws;
 
 /* Workspace with tangent models for the first p gradient parameters of desc (column k:

@@ -141,7 +141,7 @@ static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint*
       a->bbar[(size_t)f * nq + j] += weight * gqd[j];
       a->cbar[(size_t)f * nq + j] += weight * gqdd[j];
     }
-    if (mbd_functional_lambda(m, d, f, final, ws->glam) > 0)
+    if (ws->reads_lambda && mbd_functional_lambda(m, d, f, final, ws->glam) > 0)
       for (int i = 0; i < nc; i++) a->lbar[(size_t)f * nc + i] += weight * ws->glam[i];
     const int nactive = sens_active_list(ws, d->t);
     for (int i = 0; i < nactive; i++) {
@@ -150,12 +150,6 @@ static void objective_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint*
         grad[(size_t)f * ws->p + k] += weight * mbd_functional_param(m, ws->dm[k], d, f, final);
     }
   }
-}
-
-static double dot(int n, const double* x, const double* y) {
-  double s = 0;
-  for (int i = 0; i < n; i++) s += x[i] * y[i];
-  return s;
 }
 
 /* grad[f][k] += zeta_f . r_k + eta_f . g_k for the explicit terms of `level` (0: dynamics) */
@@ -170,8 +164,8 @@ static void explicit_terms(const mb_model* m, mb_data* d, sens_ws* ws, adjoint* 
     else
       sens_explicit_projection(m, d, ws, k, level, a->r, a->g);
     for (int f = 0; f < a->nf; f++)
-      grad[(size_t)f * ws->p + k] +=
-          dot(nq, a->zeta + (size_t)f * nq, a->r) + dot(nc, a->eta[level] + (size_t)f * nc, a->g);
+      grad[(size_t)f * ws->p + k] += mbu_dot(nq, a->zeta + (size_t)f * nq, a->r) +
+                                     mbu_dot(nc, a->eta[level] + (size_t)f * nc, a->g);
   }
 }
 
@@ -486,10 +480,10 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   for (int f = 0; f < nf; f++)
     for (int k = 0; k < p; k++) {
       const size_t col = (size_t)k * nq, adj = (size_t)f * nq;
-      grad[(size_t)f * p + k] += dot(nq, a.abar + adj, ws->qr + col) +
-                                 dot(nq, a.bbar + adj, ws->qdr + col) +
-                                 dot(nq, a.cbar + adj, ws->qddr + col) +
-                                 dot(nc, a.lbar + (size_t)f * nc, ws->lamr + (size_t)k * nc);
+      grad[(size_t)f * p + k] += mbu_dot(nq, a.abar + adj, ws->qr + col) +
+                                 mbu_dot(nq, a.bbar + adj, ws->qdr + col) +
+                                 mbu_dot(nq, a.cbar + adj, ws->qddr + col) +
+                                 mbu_dot(nc, a.lbar + (size_t)f * nc, ws->lamr + (size_t)k * nc);
     }
   st = MB_OK;
 

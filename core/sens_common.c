@@ -170,16 +170,9 @@ int sens_active_list(sens_ws* ws, double t) {
   return n;
 }
 
-/* the joints with friction */
-static int friction_count(const mb_model* m) {
-  int n = 0;
-  for (int j = 0; j < m->njoint; j++) n += m->joint_friction[j];
-  return n;
-}
-
 int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d) {
   const size_t nq = m->nq, nc = m->ncon, nnz = m->structure->sys->nnz;
-  const size_t nphiq = m->structure->phiq.nnz, nf = (size_t)friction_count(m);
+  const size_t nphiq = m->structure->phiq.nnz, nf = (size_t)mb_friction_count(m);
   memset(pt, 0, sizeof *pt);
   pt->d = d;
   pt->buffer = calloc(2 * nphiq + nnz + 2 * nq + nf * (1 + 2 * nq + nc) + 1, sizeof(double));
@@ -216,14 +209,8 @@ void sens_friction_linearise(const mb_model* m, sens_point* pt) {
     memset(dq, 0, sizeof(double) * nq);
     memset(dlam, 0, sizeof(double) * nc);
     for (int a = 0; a < fr.ngrad; a++) mb_lvec_add_jtw(m, fr.lv[a], 1, fr.w[a], g);
-    mbd_friction_partials(m, d, j, d->lambda, 1, dq, NULL, dlam, NULL, NULL);
+    mbd_friction_partials(m, d, j, d->lambda, &fr, 1, dq, NULL, dlam, NULL, NULL);
   }
-}
-
-static double dot_n(size_t n, const double* x, const double* y) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++) s += x[i] * y[i];
-  return s;
 }
 
 void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const double* x,
@@ -234,9 +221,8 @@ void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const 
   for (int k = 0; k < f->n; k++) {
     const int j = f->joint[k];
     const double *g = f->g + k * nq, *dq = f->dq + k * nq;
-    const int coord = m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
-    mbd_joint_hessian_mul(m, pt->d, j, coord, x, s * f->F[k], y);
-    const double c = s * dot_n(nq, transposed ? g : dq, x);
+    mbd_joint_hessian_mul(m, pt->d, j, mb_friction_coordinate(m, j), x, s * f->F[k], y);
+    const double c = s * mbu_dot((int)nq, transposed ? g : dq, x);
     const double* v = transposed ? dq : g;
     for (size_t i = 0; i < nq; i++) y[i] += c * v[i];
   }
@@ -288,6 +274,8 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   ws->ncon_dep = ws->con_dep + np * nc;
   ws->mass_dep = ws->force_dep + np * m->nforce;
   ws->func_dep = ws->mass_dep + np;
+  for (int j = 0; j < m->nfterm; j++)
+    ws->reads_lambda |= mb_output_reads_multipliers(m, m->fterm_column[j]);
   ws->zero = p > 0 ? mb_model_zero_clone(m) : NULL;
   mb_data* probe = p > 0 ? mb_data_create(m) : NULL;
   if (p > 0 && !probe) {
@@ -360,11 +348,8 @@ double sens_kkt_solve(const mb_model* m, mb_data* d, sens_factor kind, double pe
       const double* gk = g + (size_t)k * nc;
       /* the transposed system's constraint rows are B = Phi_q + dF/dlambda g^T */
       double* gx = d->fric_work; /* (nf <= nq) the products g . x */
-      for (int f = 0; f < nf && kind == SENS_NEWTON_TRANSPOSED; f++) {
-        const double* gf = fric->g + (size_t)f * nq;
-        gx[f] = 0;
-        for (int j = 0; j < nq; j++) gx[f] += gf[j] * xk[j];
-      }
+      for (int f = 0; f < nf && kind == SENS_NEWTON_TRANSPOSED; f++)
+        gx[f] = mbu_dot(nq, fric->g + (size_t)f * nq, xk);
       for (int i = 0; i < nc; i++) {
         double v = mb_rows_dot(rows, i, d->phiq, xk, -gk[i]);
         for (int f = 0; f < nf && kind == SENS_NEWTON_TRANSPOSED; f++)
@@ -477,11 +462,9 @@ void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, d
     mb_friction f;
     double dF = 0;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    mbd_friction_partials(m, d, j, d->lambda, 1, NULL, NULL, NULL, ws->dm[k], &dF);
+    mbd_friction_partials(m, d, j, d->lambda, &f, 1, NULL, NULL, NULL, ws->dm[k], &dF);
     for (int a = 0; a < f.ngrad; a++) mb_lvec_add_jtw(m, f.lv[a], -dF, f.w[a], r);
-    mbd_joint_gradient_param(
-        m, ws->dm[k], d, j,
-        m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION, -f.force, r);
+    mbd_joint_gradient_param(m, ws->dm[k], d, j, mb_friction_coordinate(m, j), -f.force, r);
   }
   if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
   constraint_terms(m, d, ws, k, 0, d->lambda, r, g);

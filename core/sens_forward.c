@@ -101,7 +101,7 @@ static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, do
     psi[fn] += weight * mbd_functional_partials(m, d, fn, final, gq, gqd, gqdd);
     if (!grad) continue;
     /* reactions read the multipliers */
-    const int glam = mbd_functional_lambda(m, d, fn, final, ws->glam) > 0;
+    const int glam = ws->reads_lambda && mbd_functional_lambda(m, d, fn, final, ws->glam) > 0;
     for (int k = 0; k < ws->p; k++) {
       const size_t cq = (size_t)k * nq, cc = (size_t)k * m->ncon;
       double v = ws->func_dep[k] && sens_active(ws, k, d->t)

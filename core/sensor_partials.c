@@ -404,24 +404,21 @@ void mbd_joint_hessian_mul(const mb_model* m, const mb_data* d, int j, int coord
   joint_chain(&c, j, coord, 1);
 }
 
-void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult, double s,
-                           double* dq, double* dqd, double* dlam, const mb_model* dm,
-                           double* dparam) {
-  mb_friction f;
-  mb_friction_eval(m, d, j, mult, &f);
-  chain c = {m, d, s * f.slope, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult,
+                           const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
+                           const mb_model* dm, double* dparam) {
+  chain c = {m, d, s * f->slope, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
   /* through the joint's rate */
-  joint_chain(&c, j, m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION,
-              1);
+  joint_chain(&c, j, mb_friction_coordinate(m, j), 1);
   /* through the reaction in marker 2's frame */
   for (int k = 0; k < 6; k++) {
-    if (f.d_reaction[k] == 0) continue;
-    c.scale = s * f.d_reaction[k];
+    if (f->d_reaction[k] == 0) continue;
+    c.scale = s * f->d_reaction[k];
     reaction_chain(&c, j, 1, k >= 3, k % 3);
   }
   /* through the friction data */
   c.scale = s;
-  for (int k = 0; dm && k < 8; k++) chain_param(&c, f.d_data[k] * dm->joint_fric[8 * j + k]);
+  for (int k = 0; dm && k < 8; k++) chain_param(&c, f->d_data[k] * dm->joint_fric[8 * j + k]);
   if (dparam) *dparam += c.dp;
 }
 

@@ -248,7 +248,9 @@ static void derivatives(mbt_tally* t, const char* path) {
       if (!m->joint_friction[j]) continue;
       memset(buf, 0, sizeof(double) * (3 * (size_t)nq));
       memset(dlam, 0, sizeof(double) * nc);
-      mbd_friction_partials(m, d, j, d->lambda, 1, dq, dqd, dlam, NULL, NULL);
+      mb_friction f;
+      mb_friction_eval(m, d, j, d->lambda, &f);
+      mbd_friction_partials(m, d, j, d->lambda, &f, 1, dq, dqd, dlam, NULL, NULL);
       const double scale = fmax(1, fabs(friction_force(m, d, j)));
       double* xs[3] = {d->q, d->qd, d->lambda};
       const double* an[3] = {dq, dqd, dlam};
