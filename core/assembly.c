@@ -360,7 +360,7 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   /* these multipliers are whole: no projection corrects them (mb_reaction_multiplier) */
   memset(d->sigma, 0, sizeof(double) * nc);
   memset(d->kappa, 0, sizeof(double) * nc);
-  const int friction = mb_friction_count(m) > 0;
+  const int friction = mb_friction_count(m, NULL) > 0;
   for (int it = 0; it < 50; it++) {
     /* joint friction reads the multipliers: its forces follow their iteration */
     if (friction && it > 0) mb_forces(m, d, 0);

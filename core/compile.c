@@ -1363,6 +1363,10 @@ static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
       return dim == 2 ? 1 : 3;
     case MB_SENSOR_MULTIPLIERS:
       return explicit_row_count(d, s->joint);
+    case MB_SENSOR_FRICTION_FORCE: /* one per rate (mb_friction_rates) */
+      return d->joint[s->joint].type == MB_JOINT_CYLINDRICAL ? 2
+             : d->joint[s->joint].type == MB_JOINT_SPHERICAL ? 3
+                                                             : 1;
     default:
       return 1;
   }
@@ -1372,6 +1376,7 @@ static void sensor_setup(compiler* c) {
   mb_model* m = c->m;
   static const char* axis_names[3] = {"x", "y", "z"};
   static const char* angle_names[3] = {"yaw", "pitch", "roll"};
+  static const char* sleeve_names[2] = {"torque", "force"};
   for (int i = 0; i < c->d->nsensor; i++) {
     const mb_sensor_desc* s = &c->d->sensor[i];
     m->sensor_type[i] = s->type;
@@ -1424,7 +1429,10 @@ static void sensor_setup(compiler* c) {
       else if (s->type == MB_SENSOR_MULTIPLIERS || k >= 3)
         snprintf(name, MB_LABEL_LEN, "%s.%d", s->name, k + 1); /* the joint's rows, in order */
       else
-        snprintf(name, MB_LABEL_LEN, "%s.%s", s->name, angles ? angle_names[k] : axis_names[k]);
+        snprintf(name, MB_LABEL_LEN, "%s.%s", s->name,
+                 angles                                             ? angle_names[k]
+                 : ncol == 2 && s->type == MB_SENSOR_FRICTION_FORCE ? sleeve_names[k]
+                                                                    : axis_names[k]);
     }
   }
 }

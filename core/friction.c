@@ -12,12 +12,16 @@
    - revolute: F_n = pi^3/24 (|f1|_e + |f2|_e) on a pin of radius r (the parabolic pressure of a
      pin in its bore), slip speed r w, friction torque r F_f; in space also the axial thrust |f_z|
      on the thrust radius r_t;
+   - cylindrical: the same normal force, with a friction torque r F_f(r w) on the rotation and a
+     friction force F_f(v) on the slide (the paper's per-joint rules);
    - prismatic: F_n = |f1x| + |f1y| + |f2x| + |f2y| + 2 |f3x| with f3x = T_z / (2 b) (planar: the
-     two ends' normal forces), friction force F_f.
-   The friction opposes the joint's rate x' = g . qd (g the gradient of the joint coordinate), so
-   its generalised force is Q = -F_f g and its power -F_f x'. Inside a step the normal force reads
-   the current multipliers, which the augmented Lagrangian iteration converges with the
-   positions. */
+     two ends' normal forces), friction force F_f;
+   - spherical: a ball of radius r under F_n = |F|_e turning at the relative angular velocity w
+     (a vector): the torque r F_f(r |w|) opposes w, smooth through w = 0 since F_f is odd.
+   The friction opposes each rate x_a = g_a . qd it reads (a joint coordinate's rate, or a
+   component of w), so its generalised force is Q = -sum_a F_a g_a and its power -sum_a F_a x_a.
+   Inside a step the normal force reads the current multipliers, which the augmented Lagrangian
+   iteration converges with the positions. */
 #include <math.h>
 #include <string.h>
 
@@ -43,74 +47,136 @@ static double brown_mcphee(const double* p, double v, double* dv, double* dmus, 
   return mu_d * th + (mu_s - mu_d) * hump;
 }
 
-/* The friction force of joint j at joint rate `rate` on the reaction (F, T) in marker 2's frame,
-   with its partials in the rate, in (F, T) and in the joint's friction data (mb_friction). */
-static void friction_law(const mb_model* m, int j, double rate, const double* F, const double* T,
-                         mb_friction* f) {
-  const double* p = m->joint_fric + 8 * j;
-  const double radius = p[4], a = p[5], b = p[6], thrust = p[7];
-  const int revolute = m->joint_type[j] == MB_JOINT_REVOLUTE;
-  double dN[6] = {0}, dA[6] = {0}, dNa = 0, dNb = 0, axial = 0;
-  for (int k = 0; k < 6; k++) f->d_reaction[k] = 0;
-  for (int k = 0; k < 8; k++) f->d_data[k] = 0;
+/* tanh(y) / y and (d/dy (tanh(y) / y)) / y, both even and smooth in y: by their series where the
+   direct forms cancel */
+static double tanh_ratio(double y, double* d_over_y) {
+  const double y2 = y * y;
+  if (fabs(y) < 0.03) {
+    *d_over_y = -2.0 / 3 +
+                y2 * (8.0 / 15 + y2 * (-34.0 / 105 + y2 * (496.0 / 2835 - y2 * 13820.0 / 155925)));
+    return 1 + y2 * (-1.0 / 3 + y2 * (2.0 / 15 + y2 * (-17.0 / 315 + y2 * 62.0 / 2835)));
+  }
+  const double t = tanh(y);
+  *d_over_y = (y * (1 - t * t) - t) / (y2 * y);
+  return t / y;
+}
 
-  /* the normal force from the forces at the joint's ends (eq. 7) and its partials in F, T (dN),
-     a and b */
-  if (revolute && m->dim == 2) {
-    const double c = MB_PI * MB_PI * MB_PI / 24;
-    f->normal = c * smooth_norm(F[0], F[1], &dN[0], &dN[1]);
-    dN[0] *= c, dN[1] *= c;
-  } else if (revolute) {
+/* The normal force of joint j (eq. 7 and the rules above) on the reaction (F, T) in marker 2's
+   frame, with its partials in (F, T) (dN), the length a and the width b; a spatial revolute
+   joint's axial thrust |F_z|_e with its partials (dA). */
+static double normal_force(const mb_model* m, int j, const double* F, const double* T, double* dN,
+                           double* dNa, double* dNb, double* axial, double* dA) {
+  const double* p = m->joint_fric + 8 * j;
+  const double a = p[5], b = p[6], pin = MB_PI * MB_PI * MB_PI / 24;
+  const int type = m->joint_type[j];
+  double normal, unused;
+  for (int k = 0; k < 6; k++) dN[k] = dA[k] = 0;
+  *dNa = *dNb = *axial = 0;
+  if (type == MB_JOINT_SPHERICAL) {
+    normal = sqrt(F[0] * F[0] + F[1] * F[1] + F[2] * F[2] + MB_FRICTION_EPS * MB_FRICTION_EPS);
+    for (int k = 0; k < 3; k++) dN[k] = F[k] / normal;
+  } else if (type != MB_JOINT_PRISMATIC && m->dim == 2) {
+    normal = pin * smooth_norm(F[0], F[1], &dN[0], &dN[1]);
+    dN[0] *= pin, dN[1] *= pin;
+  } else if (type != MB_JOINT_PRISMATIC) {
     /* f1 = (-F_x + T_y/a, -F_y - T_x/a), f2 = (-T_y/a, T_x/a) */
-    const double c = MB_PI * MB_PI * MB_PI / 24;
     double d1x, d1y, d2x, d2y;
     const double n1 = smooth_norm(-F[0] + T[1] / a, -F[1] - T[0] / a, &d1x, &d1y);
     const double n2 = smooth_norm(-T[1] / a, T[0] / a, &d2x, &d2y);
-    f->normal = c * (n1 + n2);
-    dN[0] = -c * d1x, dN[1] = -c * d1y;
-    dN[3] = c * (-d1y + d2y) / a, dN[4] = c * (d1x - d2x) / a;
-    dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
-    double unused;
-    axial = smooth_norm(F[2], 0, &dA[2], &unused);
+    normal = pin * (n1 + n2);
+    dN[0] = -pin * d1x, dN[1] = -pin * d1y;
+    dN[3] = pin * (-d1y + d2y) / a, dN[4] = pin * (d1x - d2x) / a;
+    *dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
+    if (type == MB_JOINT_REVOLUTE) *axial = smooth_norm(F[2], 0, &dA[2], &unused);
   } else if (m->dim == 2) {
     /* the planar slider's ends: -F_y + T_z/a and T_z/a */
-    double d1, d2, unused;
-    f->normal =
+    double d1, d2;
+    normal =
         smooth_norm(-F[1] + T[2] / a, 0, &d1, &unused) + smooth_norm(T[2] / a, 0, &d2, &unused);
     dN[1] = -d1, dN[5] = (d1 + d2) / a;
-    dNa = -dN[5] * T[2] / a;
+    *dNa = -dN[5] * T[2] / a;
   } else {
     /* |f1x| + |f1y| + |f2x| + |f2y| + 2 |f3x|, f3x = T_z / (2 b) */
-    double e[5], unused;
+    double e[5];
     const double v[5] = {-F[0] + T[1] / a, -F[1] - T[0] / a, T[1] / a, T[0] / a, T[2] / (2 * b)};
-    f->normal = 0;
-    for (int k = 0; k < 5; k++)
-      f->normal += (k == 4 ? 2 : 1) * smooth_norm(v[k], 0, &e[k], &unused);
+    normal = 0;
+    for (int k = 0; k < 5; k++) normal += (k == 4 ? 2 : 1) * smooth_norm(v[k], 0, &e[k], &unused);
     dN[0] = -e[0], dN[1] = -e[1];
     dN[3] = (-e[1] + e[3]) / a, dN[4] = (e[0] + e[2]) / a, dN[5] = e[4] / b;
-    dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
-    dNb = -dN[5] * T[2] / b;
+    *dNa = -(dN[3] * T[0] + dN[4] * T[1]) / a;
+    *dNb = -dN[5] * T[2] / b;
   }
+  return normal;
+}
 
-  /* the law at the slip speed: a pin's surface and the thrust face turn at r w */
+/* F_a on rate a of a joint whose slip speed is r x_a (r = 1 on a slide) from its normal force
+   with partials dN, dNa, dNb; radius_data: r is the joint's radius (index 4 of the data) */
+static void rate_law(const double* p, double r, int radius_data, const double* dN, double dNa,
+                     double dNb, int a, mb_friction* f) {
   double dv, dmus, dmud, dvt;
-  const double r = revolute ? radius : 1;
-  const double mu = brown_mcphee(p, r * rate, &dv, &dmus, &dmud, &dvt);
-  f->force = r * f->normal * mu + p[3] * rate;
-  f->slope = r * r * f->normal * dv + p[3];
-  for (int k = 0; k < 6; k++) f->d_reaction[k] = r * mu * dN[k];
-  f->d_data[0] = r * f->normal * dmus, f->d_data[1] = r * f->normal * dmud;
-  f->d_data[2] = r * f->normal * dvt, f->d_data[3] = rate;
-  if (revolute) f->d_data[4] = f->normal * (mu + r * rate * dv);
-  f->d_data[5] = r * mu * dNa, f->d_data[6] = r * mu * dNb;
-  if (revolute && thrust > 0) {
-    const double mt = brown_mcphee(p, thrust * rate, &dv, &dmus, &dmud, &dvt);
-    f->force += thrust * axial * mt;
-    f->slope += thrust * thrust * axial * dv;
-    for (int k = 0; k < 6; k++) f->d_reaction[k] += thrust * mt * dA[k];
-    f->d_data[0] += thrust * axial * dmus, f->d_data[1] += thrust * axial * dmud;
-    f->d_data[2] += thrust * axial * dvt;
-    f->d_data[7] = axial * (mt + thrust * rate * dv);
+  const double rate = f->rate[a], mu = brown_mcphee(p, r * rate, &dv, &dmus, &dmud, &dvt);
+  double* dd = f->d_data[a];
+  f->force[a] = r * f->normal * mu + p[3] * rate;
+  f->slope[a][a] = r * r * f->normal * dv + p[3];
+  for (int k = 0; k < 6; k++) f->d_reaction[a][k] = r * mu * dN[k];
+  dd[0] = r * f->normal * dmus, dd[1] = r * f->normal * dmud;
+  dd[2] = r * f->normal * dvt, dd[3] = rate;
+  if (radius_data) dd[4] = f->normal * (mu + r * rate * dv);
+  dd[5] = r * mu * dNa, dd[6] = r * mu * dNb;
+}
+
+/* the ball's torque F_a = (r^2/v_t) F_n psi(u) w_a + c_v w_a, psi(u) = mu(u v_t)/u with
+   u = r |w| / v_t, and its partials */
+static void ball_law(const double* p, const double* dN, mb_friction* f) {
+  const double mu_s = p[0], mu_d = p[1], vt = p[2], cv = p[3], r = p[4], Fn = f->normal;
+  const double* w = f->rate;
+  const double u = r * sqrt(mbu_dot3(w, w)) / vt, den = 0.25 * u * u + 0.75;
+  double dtanh;
+  const double tr = 4 * tanh_ratio(4 * u, &dtanh); /* tanh(4u)/u */
+  /* psi and psi'(u)/u */
+  const double psi = mu_d * tr + (mu_s - mu_d) / (den * den);
+  const double dpsi = mu_d * 64 * dtanh - (mu_s - mu_d) / (den * den * den);
+  const double c = r * r / vt, k2 = (r / vt) * (r / vt);
+  for (int a = 0; a < 3; a++) {
+    double* dd = f->d_data[a];
+    f->force[a] = (c * Fn * psi + cv) * w[a];
+    for (int b = 0; b < 3; b++) f->slope[a][b] = c * Fn * k2 * dpsi * w[a] * w[b];
+    f->slope[a][a] += c * Fn * psi + cv;
+    for (int k = 0; k < 6; k++) f->d_reaction[a][k] = c * psi * w[a] * dN[k];
+    dd[0] = c * Fn * w[a] / (den * den), dd[1] = c * Fn * w[a] * (tr - 1 / (den * den));
+    dd[2] = -c * Fn * w[a] * (psi + u * u * dpsi) / vt, dd[3] = w[a];
+    dd[4] = Fn * w[a] * r / vt * (2 * psi + u * u * dpsi);
+  }
+}
+
+/* The friction of joint j on the reaction (F, T) in marker 2's frame at the rates in f->rate */
+static void friction_law(const mb_model* m, int j, const double* F, const double* T,
+                         mb_friction* f) {
+  const double* p = m->joint_fric + 8 * j;
+  const double thrust = p[7];
+  double dN[6], dA[6], dNa, dNb, axial;
+  memset(f->slope, 0, sizeof f->slope);
+  memset(f->d_data, 0, sizeof f->d_data);
+  f->normal = normal_force(m, j, F, T, dN, &dNa, &dNb, &axial, dA);
+  if (m->joint_type[j] == MB_JOINT_SPHERICAL) {
+    ball_law(p, dN, f);
+    return;
+  }
+  /* a pin's surface and the thrust face turn at r w */
+  for (int a = 0; a < f->n; a++) {
+    const int angle = mb_friction_coordinate(m, j, a) == MB_COORD_ANGLE;
+    rate_law(p, angle ? p[4] : 1, angle, dN, dNa, dNb, a, f);
+  }
+  if (m->joint_type[j] == MB_JOINT_REVOLUTE && thrust > 0) {
+    double dv, dmus, dmud, dvt;
+    const double rate = f->rate[0], mt = brown_mcphee(p, thrust * rate, &dv, &dmus, &dmud, &dvt);
+    double* dd = f->d_data[0];
+    f->force[0] += thrust * axial * mt;
+    f->slope[0][0] += thrust * thrust * axial * dv;
+    for (int k = 0; k < 6; k++) f->d_reaction[0][k] += thrust * mt * dA[k];
+    dd[0] += thrust * axial * dmus, dd[1] += thrust * axial * dmud;
+    dd[2] += thrust * axial * dvt;
+    dd[7] = axial * (mt + thrust * rate * dv);
   }
 }
 
@@ -147,8 +213,8 @@ int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int
   return 2;
 }
 
-void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
-                              int coord, double s, double* y) {
+static void joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
+                                 int coord, double s, double* y) {
   int lv[3];
   double w[3][3], v[3][3], dv[3][3], dw[3][3], value, rate;
   const int n = mb_joint_coordinate_gradient(m, d, j, coord, lv, w, &value, &rate);
@@ -178,6 +244,44 @@ void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_da
   }
 }
 
+/* the angular velocity of marker mk's frame, 1/2 sum_k e_k x de_k/dt */
+static void marker_angular_velocity(const mb_model* m, const mb_data* d, int mk, double* w) {
+  int E[3];
+  mb_marker_frame(m, mk, E);
+  w[0] = w[1] = w[2] = 0;
+  for (int k = 0; k < 3; k++) {
+    double e[3], ed[3], c[3];
+    mb_lvec_eval(m, E[k], d->q, e);
+    mb_lvec_rate(m, E[k], d->qd, ed);
+    mbu_cross3(e, ed, c);
+    for (int i = 0; i < 3; i++) w[i] += 0.5 * c[i];
+  }
+}
+
+void mbd_friction_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
+                                 int a, double s, double* y) {
+  const int coord = mb_friction_coordinate(m, j, a);
+  if (coord >= 0) {
+    joint_gradient_param(m, dm, d, j, coord, s, y);
+    return;
+  }
+  /* g_a = sum over the markers (+ marker 2, - marker 1) of 1/2 sum_k J_k^T (E_a x e_k) */
+  for (int side = 0; side < 2; side++) {
+    int E[3];
+    mb_marker_frame(m, m->joint_marker[2 * j + side], E);
+    for (int k = 0; k < 3; k++) {
+      double e[3], de[3], w[3], dw[3], unit[3] = {0, 0, 0};
+      unit[a] = side ? 0.5 : -0.5;
+      mb_lvec_eval(m, E[k], d->q, e);
+      mb_lvec_eval(dm, E[k], d->q, de);
+      mbu_cross3(unit, e, w);
+      mbu_cross3(unit, de, dw);
+      mb_lvec_add_jtw(dm, E[k], s, w, y);
+      mb_lvec_add_jtw(m, E[k], s, dw, y);
+    }
+  }
+}
+
 /* the reaction's force Fg and torque Tg (global) along marker 2's axes x, y, z into F, T (planar:
    axis, its normal; the torque about z stays in T[2]) */
 static void joint_frame(const mb_model* m, const mb_data* d, int j, const double* Fg,
@@ -195,43 +299,54 @@ static void joint_frame(const mb_model* m, const mb_data* d, int j, const double
 
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f) {
-  double value, Fg[3], Tg[3], F[3], T[3];
-  f->ngrad = mb_joint_coordinate_gradient(m, d, j, mb_friction_coordinate(m, j), f->lv, f->w,
-                                          &value, &f->rate);
+  double Fg[3], Tg[3], F[3], T[3];
+  f->n = mb_friction_rates(m, j);
+  if (m->joint_type[j] == MB_JOINT_SPHERICAL) {
+    double w1[3];
+    marker_angular_velocity(m, d, m->joint_marker[2 * j + 1], f->rate);
+    marker_angular_velocity(m, d, m->joint_marker[2 * j], w1);
+    for (int k = 0; k < 3; k++) f->rate[k] -= w1[k];
+  } else {
+    for (int a = 0; a < f->n; a++) {
+      int lv[3];
+      double w[3][3], value;
+      mb_joint_coordinate_gradient(m, d, j, mb_friction_coordinate(m, j, a), lv, w, &value,
+                                   &f->rate[a]);
+    }
+  }
   mb_joint_reaction(m, d, j, mult, Fg, Tg);
   joint_frame(m, d, j, Fg, Tg, F, T);
-  friction_law(m, j, f->rate, F, T, f);
+  friction_law(m, j, F, T, f);
 }
 
 int mb_friction_lvecs(const mb_model* m, int j, int* lv) {
   const int* meas = m->joint_measure + 6 * j;
   const int mk1 = m->joint_marker[2 * j], mk2 = m->joint_marker[2 * j + 1];
   int n = 0;
-  for (int k = 0; k < 5; k++) lv[n++] = meas[k];
+  for (int k = 0; k < 5; k++)
+    if (meas[k] >= 0) lv[n++] = meas[k];
   lv[n++] = m->marker_point[mk1], lv[n++] = m->marker_point[mk2];
-  lv[n++] = m->marker_axis[mk2], lv[n++] = m->marker_ref[mk2], lv[n++] = m->marker_third[mk2];
+  mb_marker_frame(m, mk2, lv + n);
+  n += 3;
+  if (m->joint_type[j] == MB_JOINT_SPHERICAL) {
+    mb_marker_frame(m, mk1, lv + n);
+    n += 3;
+  }
   for (int r = m->joint_rowadr[j]; r < m->joint_rowadr[j] + m->joint_rownum[j]; r++)
     for (int k = 0; k < 4; k++) lv[n++] = m->con_lvec[4 * m->joint_row[r] + k];
   return n;
 }
 
-/* T += s (J_lv^T w) v^T for a dense v (nq), on the system pattern */
-static void add_lvec_outer(const mb_model* m, int lv, const double* w, const double* v, double s,
-                           double* T) {
+/* T += s g v^T for dense g and v (nq), on the system pattern */
+static void add_outer(const mb_model* m, const double* g, const double* v, double s, double* T) {
   const mb_pattern* sys = m->structure->sys;
-  const int dim = m->dim;
-  for (int t = m->lvec_termadr[lv]; t < m->lvec_termadr[lv] + m->lvec_termnum[lv]; t++) {
-    const double* W = m->term_W + 9 * t;
-    for (int r = 0; r < dim; r++) {
-      double u = 0;
-      for (int i = 0; i < dim; i++) u += W[3 * i + r] * w[i];
-      if (u == 0) continue;
-      for (int c = 0; c < m->nq; c++)
-        if (v[c] != 0) {
-          const int e = mb_pattern_entry(sys, m->term_qadr[t] + r, c);
-          if (e >= 0) T[e] += s * u * v[c];
-        }
-    }
+  for (int r = 0; r < m->nq; r++) {
+    if (g[r] == 0) continue;
+    for (int c = 0; c < m->nq; c++)
+      if (v[c] != 0) {
+        const int e = mb_pattern_entry(sys, r, c);
+        if (e >= 0) T[e] += s * g[r] * v[c];
+      }
   }
 }
 
@@ -274,40 +389,63 @@ static void add_coordinate_hessian(const mb_model* m, const mb_data* d, int j, i
     }
 }
 
+/* T += s sum_a F_a dg_a/dq: the Hessians of the joint's coordinates, or for the spherical joint's
+   angular velocity 1/2 sum_k J_k^T [f]x J_k over marker 2's frame less marker 1's, f = (F_a) */
+static void add_rate_hessians(const mb_model* m, const mb_data* d, int j, const mb_friction* f,
+                              double s, double* T) {
+  if (m->joint_type[j] != MB_JOINT_SPHERICAL) {
+    for (int a = 0; a < f->n; a++)
+      add_coordinate_hessian(m, d, j, mb_friction_coordinate(m, j, a), s * f->force[a], T);
+    return;
+  }
+  const double* F = f->force;
+  const double G[9] = {0, -F[2], F[1], F[2], 0, -F[0], -F[1], F[0], 0};
+  for (int side = 0; side < 2; side++) {
+    int E[3];
+    mb_marker_frame(m, m->joint_marker[2 * j + side], E);
+    for (int k = 0; k < 3; k++) mb_lvec_add_jtgj(m, E[k], E[k], (side ? 0.5 : -0.5) * s, G, T);
+  }
+}
+
 void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T) {
   const int nq = m->nq, nc = m->ncon;
-  double *dq = d->fric_work, *v = dq + nq, *w = v + nq;
+  double *dq = d->fric_work, *v = dq + nq, *w = v + nq, *g = w + nc;
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_friction[j]) continue;
     mb_friction f;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    memset(dq, 0, sizeof(double) * (2 * (size_t)nq + nc));
-    mbd_friction_partials(m, d, j, d->lambda, &f, 1, dq, NULL, w, NULL, NULL);
-    /* K_f = F H + g dF/dq^T, and through the multipliers lambda + alpha S Phi: g dF/dlambda^T
-       alpha S Phi_q */
-    add_coordinate_hessian(m, d, j, mb_friction_coordinate(m, j), s * f.force, T);
-    for (int i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
-    mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, v);
-    for (int k = 0; k < nq; k++) dq[k] += v[k];
-    for (int a = 0; a < f.ngrad; a++) add_lvec_outer(m, f.lv[a], f.w[a], dq, s, T);
+    add_rate_hessians(m, d, j, &f, s, T);
+    for (int a = 0; a < f.n; a++) {
+      /* K_f += g_a dF_a/dq^T, and through the multipliers lambda + alpha S Phi:
+         g_a dF_a/dlambda^T alpha S Phi_q */
+      memset(dq, 0, sizeof(double) * (3 * (size_t)nq + nc));
+      mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, dq, NULL, w, NULL, NULL);
+      for (int i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
+      mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, v);
+      for (int k = 0; k < nq; k++) dq[k] += v[k];
+      mbd_friction_rate_partials(m, d, j, a, 1, NULL, g);
+      add_outer(m, g, dq, s, T);
+    }
   }
 }
 
 void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
+  const size_t nq = m->nq;
+  double* g = d->fric_work; /* (3 nq) the rates' gradients */
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_friction[j]) continue;
     mb_friction f;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    /* Q = -F_f g, C = dF_f/dx' g g^T with g = sum_a J_a^T w_a */
-    for (int a = 0; a < f.ngrad; a++) mb_lvec_add_jtw(m, f.lv[a], -f.force, f.w[a], d->force);
-    if (!jac || f.slope == 0) continue;
-    for (int a = 0; a < f.ngrad; a++)
-      for (int b = 0; b < f.ngrad; b++) {
-        double G[9];
-        for (int r = 0; r < 3; r++)
-          for (int c = 0; c < 3; c++) G[3 * r + c] = f.w[a][r] * f.w[b][c];
-        mb_lvec_add_jtgj(m, f.lv[a], f.lv[b], jac->cs * f.slope, G, jac->C);
-      }
+    /* Q = -sum_a F_a g_a, C = sum_ab dF_a/dx_b g_a g_b^T */
+    for (int a = 0; a < f.n; a++)
+      mbd_friction_rate_partials(m, d, j, a, -f.force[a], NULL, d->force);
+    if (!jac) continue;
+    memset(g, 0, sizeof(double) * f.n * nq);
+    for (int a = 0; a < f.n; a++) mbd_friction_rate_partials(m, d, j, a, 1, NULL, g + a * nq);
+    for (int a = 0; a < f.n; a++)
+      for (int b = 0; b < f.n; b++)
+        if (f.slope[a][b] != 0)
+          add_outer(m, g + a * nq, g + b * nq, jac->cs * f.slope[a][b], jac->C);
   }
 }
 
@@ -317,7 +455,7 @@ double mb_friction_power(const mb_model* m, const mb_data* d) {
     if (!m->joint_friction[j]) continue;
     mb_friction f;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    power -= f.force * f.rate;
+    for (int a = 0; a < f.n; a++) power -= f.force[a] * f.rate[a];
   }
   return power;
 }

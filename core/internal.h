@@ -195,17 +195,43 @@ double mb_controller_power(const mb_model* m, mb_data* d);
 
 /* joint friction (friction.c) */
 
-/* The number of joints with friction. */
-static inline int mb_friction_count(const mb_model* m) {
-  int n = 0;
-  for (int j = 0; j < m->njoint; j++) n += m->joint_friction[j];
+/* The linear vectors of marker mk's frame axes x, y, z (spatial models). */
+static inline void mb_marker_frame(const mb_model* m, int mk, int* E) {
+  E[0] = m->marker_ref[mk], E[1] = m->marker_third[mk], E[2] = m->marker_axis[mk];
+}
+
+/* The rates a joint's friction opposes: revolute and prismatic joints 1 (the joint's rate),
+   cylindrical joints 2 (the angle's rate, then the translation's), spherical joints 3 (the
+   relative angular velocity of marker 2's frame to marker 1's, about the global axes). */
+#define MB_FRICTION_RATES 3
+static inline int mb_friction_rates(const mb_model* m, int j) {
+  const int t = m->joint_type[j];
+  return t == MB_JOINT_CYLINDRICAL ? 2 : t == MB_JOINT_SPHERICAL ? 3 : 1;
+}
+
+/* The number of joints with friction, and of the rates their friction opposes (rates may be
+   NULL). */
+static inline int mb_friction_count(const mb_model* m, int* rates) {
+  int n = 0, r = 0;
+  for (int j = 0; j < m->njoint; j++)
+    if (m->joint_friction[j]) n++, r += mb_friction_rates(m, j);
+  if (rates) *rates = r;
   return n;
 }
 
-/* The joint coordinate friction opposes: a revolute joint's angle, a prismatic joint's
-   translation. */
-static inline int mb_friction_coordinate(const mb_model* m, int j) {
-  return m->joint_type[j] == MB_JOINT_REVOLUTE ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+/* The joint coordinate (mb_coord_type) behind rate a of joint j's friction, or -1 for the
+   spherical joint's angular velocity. */
+static inline int mb_friction_coordinate(const mb_model* m, int j, int a) {
+  switch (m->joint_type[j]) {
+    case MB_JOINT_REVOLUTE:
+      return MB_COORD_ANGLE;
+    case MB_JOINT_CYLINDRICAL:
+      return a == 0 ? MB_COORD_ANGLE : MB_COORD_TRANSLATION;
+    case MB_JOINT_SPHERICAL:
+      return -1;
+    default:
+      return MB_COORD_TRANSLATION;
+  }
 }
 
 /* The gradient of joint j's coordinate `coord` (mb_coord_type) as weights of linear vectors:
@@ -214,25 +240,18 @@ static inline int mb_friction_coordinate(const mb_model* m, int j) {
 int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
                                  double (*w)[3], double* value, double* rate);
 
-/* y (nq) += s H x, H the Hessian of joint j's coordinate `coord` in q (sensor_partials.c). */
-void mbd_joint_hessian_mul(const mb_model* m, const mb_data* d, int j, int coord, const double* x,
-                           double s, double* y);
-
-/* y (nq) += s times the explicit derivative of that coordinate's gradient along the parameter of
-   tangent model dm, at fixed q. */
-void mbd_joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
-                              int coord, double s, double* y);
-
-/* A joint's friction at the state of d: its normal force, N, the friction force (prismatic, N) or
-   torque (revolute, N m) opposing the joint's rate, its slope in that rate, and the rate's
-   gradient (mb_joint_coordinate_gradient). */
+/* A joint's friction at the state of d: its normal force, N, and for each rate x_a it opposes
+   (mb_friction_rates) the friction force (N) or torque (N m) F_a, with generalised force
+   Q = -sum_a F_a dx_a/dqd. */
 typedef struct mb_friction {
-  double normal, force, slope, rate;
-  int ngrad, lv[3];
-  double w[3][3];
-  double d_reaction[6]; /* d force / d (F, T), the reaction in marker 2's frame (planar: F_x,
-                           F_y and T_z at 5) */
-  double d_data[8];     /* d force / d mb_model.joint_fric */
+  double normal;
+  int n;                                   /* rates */
+  double rate[MB_FRICTION_RATES];          /* x_a */
+  double force[MB_FRICTION_RATES];         /* F_a */
+  double slope[MB_FRICTION_RATES][3];      /* d F_a / d x_b */
+  double d_reaction[MB_FRICTION_RATES][6]; /* d F_a / d (F, T), the reaction in marker 2's frame
+                                              (planar: F_x, F_y and T_z at 5) */
+  double d_data[MB_FRICTION_RATES][8];     /* d F_a / d mb_model.joint_fric */
 } mb_friction;
 
 /* The friction of joint j (m->joint_friction[j] set) with the multipliers mult (ncon; NULL: those
@@ -240,28 +259,45 @@ typedef struct mb_friction {
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f);
 
-/* The partials of joint j's friction force f->force (f from mb_friction_eval at the state of d
-   and the multipliers mult; NULL: mb_reaction_multiplier) times s: added to dq (with respect to q
-   at fixed qd and multipliers), dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent
+/* The partials of F_a, joint j's friction on its rate a (f from mb_friction_eval at the state of
+   d and the multipliers mult; NULL: mb_reaction_multiplier) times s: added to dq (with respect to
+   q at fixed qd and multipliers), dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent
    model dm, its explicit derivative along dm's parameter added to *dparam (sensor_partials.c). */
-void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult,
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, int a, const double* mult,
                            const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
                            const mb_model* dm, double* dparam);
+
+/* Rate a of joint j's friction, x_a = g_a . qd: s dx_a/dq added to dq and s g_a to g (either may
+   be NULL; sensor_partials.c). */
+void mbd_friction_rate_partials(const mb_model* m, const mb_data* d, int j, int a, double s,
+                                double* dq, double* g);
+
+/* y (nq) += s (dg_a/dq) x, or its transpose, for the gradient g_a of rate a of joint j's friction
+   (a joint coordinate's Hessian, symmetric; skew for the spherical joint's angular velocity;
+   sensor_partials.c). */
+void mbd_friction_rate_hessian_mul(const mb_model* m, const mb_data* d, int j, int a,
+                                   const double* x, int transposed, double s, double* y);
+
+/* y (nq) += s times the explicit derivative of g_a along the parameter of tangent model dm, at
+   fixed q. */
+void mbd_friction_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
+                                 int a, double s, double* y);
 
 /* Q += the friction forces of all joints at the state and multipliers of d, with their damping
    into jac (may be NULL). */
 void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac);
 
-/* The linear vectors joint j's friction reads (the joint's coordinate, marker 1's and marker 2's
-   points, marker 2's frame, the linear vectors of the joint's rows), at most MB_FRICTION_LVECS:
-   the Newton matrix couples their coordinates. */
-#define MB_FRICTION_LVECS (10 + 4 * MB_SENSOR_VALUES)
+/* The linear vectors joint j's friction reads (the joint's coordinates, marker 1's and marker
+   2's points, marker 2's frame, and marker 1's for the spherical joint's angular velocity, the
+   linear vectors of the joint's rows), at most MB_FRICTION_LVECS: the Newton matrix couples their
+   coordinates. */
+#define MB_FRICTION_LVECS (13 + 4 * MB_SENSOR_VALUES)
 int mb_friction_lvecs(const mb_model* m, int j, int* lv);
 
 /* T (values on the system pattern) += s times the friction's terms of the Newton matrix that the
-   forces' Jacobians leave out, at the multipliers in d->lambda: the stiffness K_f = F H + g
-   dF/dq^T (H the Hessian of the joint's coordinate) and, the multipliers being lambda + alpha S
-   Phi in the Newton iteration, g dF/dlambda^T alpha S Phi_q. */
+   forces' Jacobians leave out, at the multipliers in d->lambda: the stiffness K_f = sum_a F_a
+   dg_a/dq + g_a dF_a/dq^T and, the multipliers being lambda + alpha S Phi in the Newton
+   iteration, g_a dF_a/dlambda^T alpha S Phi_q. */
 void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T);
 
 /* Power of the joints' friction, W (never positive). */

@@ -16,10 +16,11 @@ typedef enum sens_factor {
    multiplier block of the tangent linear model, sens_kkt_solve) and, for the initial state's
    accelerations, on the positions (sens_friction_stiffness_mul; the Newton matrix holds it). */
 typedef struct sens_friction {
-  int n;        /* joints with friction */
-  int* joint;   /* (n) */
-  double* F;    /* (n) the friction force or torque */
-  double* g;    /* (n x nq) the gradient of the joint's coordinate: Q = -F g */
+  int n;        /* rates of the joints' friction (mb_friction_rates) */
+  int* joint;   /* (n) the joint of each */
+  int* rate;    /* (n) its index among the joint's rates */
+  double* F;    /* (n) the friction force or torque on the rate */
+  double* g;    /* (n x nq) the rate's gradient: Q = -sum F g */
   double* dq;   /* (n x nq) dF/dq at fixed rates and multipliers */
   double* dlam; /* (n x nc) dF/dlambda */
 } sens_friction;

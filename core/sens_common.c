@@ -172,19 +172,23 @@ int sens_active_list(sens_ws* ws, double t) {
 
 int sens_point_init(const mb_model* m, sens_point* pt, mb_data* d) {
   const size_t nq = m->nq, nc = m->ncon, nnz = m->structure->sys->nnz;
-  const size_t nphiq = m->structure->phiq.nnz, nf = (size_t)mb_friction_count(m);
+  int rates;
+  mb_friction_count(m, &rates);
+  const size_t nphiq = m->structure->phiq.nnz, nf = (size_t)rates;
   memset(pt, 0, sizeof *pt);
   pt->d = d;
   pt->buffer = calloc(2 * nphiq + nnz + 2 * nq + nf * (1 + 2 * nq + nc) + 1, sizeof(double));
-  pt->fric.joint = calloc(nf + 1, sizeof(int));
+  pt->fric.joint = calloc(2 * nf + 1, sizeof(int));
   if (!pt->buffer || !pt->fric.joint) return -1;
+  pt->fric.rate = pt->fric.joint + nf;
   pt->phid_q = pt->buffer, pt->phidd_q = pt->phid_q + nphiq;
   pt->gram = pt->phidd_q + nphiq, pt->save = pt->gram + nnz;
   sens_friction* f = &pt->fric;
   f->n = (int)nf;
   f->F = pt->save + 2 * nq, f->g = f->F + nf, f->dq = f->g + nf * nq, f->dlam = f->dq + nf * nq;
   for (int j = 0, k = 0; j < m->njoint; j++)
-    if (m->joint_friction[j]) f->joint[k++] = j;
+    for (int a = 0; m->joint_friction[j] && a < mb_friction_rates(m, j); a++, k++)
+      f->joint[k] = j, f->rate[k] = a;
   return 0;
 }
 
@@ -199,17 +203,17 @@ void sens_friction_linearise(const mb_model* m, sens_point* pt) {
   const size_t nq = m->nq, nc = m->ncon;
   sens_friction* f = &pt->fric;
   const mb_data* d = pt->d;
+  mb_friction fr;
   for (int k = 0; k < f->n; k++) {
-    const int j = f->joint[k];
+    const int j = f->joint[k], a = f->rate[k];
     double *g = f->g + k * nq, *dq = f->dq + k * nq, *dlam = f->dlam + k * nc;
-    mb_friction fr;
-    mb_friction_eval(m, d, j, d->lambda, &fr);
-    f->F[k] = fr.force;
+    if (a == 0) mb_friction_eval(m, d, j, d->lambda, &fr);
+    f->F[k] = fr.force[a];
     memset(g, 0, sizeof(double) * nq);
     memset(dq, 0, sizeof(double) * nq);
     memset(dlam, 0, sizeof(double) * nc);
-    for (int a = 0; a < fr.ngrad; a++) mb_lvec_add_jtw(m, fr.lv[a], 1, fr.w[a], g);
-    mbd_friction_partials(m, d, j, d->lambda, &fr, 1, dq, NULL, dlam, NULL, NULL);
+    mbd_friction_rate_partials(m, d, j, a, 1, NULL, g);
+    mbd_friction_partials(m, d, j, a, d->lambda, &fr, 1, dq, NULL, dlam, NULL, NULL);
   }
 }
 
@@ -217,11 +221,10 @@ void sens_friction_stiffness_mul(const mb_model* m, const sens_point* pt, const 
                                  int transposed, double s, double* y) {
   const size_t nq = m->nq;
   const sens_friction* f = &pt->fric;
-  /* K_f = F H + g dF/dq^T, H the (symmetric) Hessian of the joint's coordinate */
+  /* K_f = sum_a F_a dg_a/dq + g_a dF_a/dq^T */
   for (int k = 0; k < f->n; k++) {
-    const int j = f->joint[k];
     const double *g = f->g + k * nq, *dq = f->dq + k * nq;
-    mbd_joint_hessian_mul(m, pt->d, j, mb_friction_coordinate(m, j), x, s * f->F[k], y);
+    mbd_friction_rate_hessian_mul(m, pt->d, f->joint[k], f->rate[k], x, transposed, s * f->F[k], y);
     const double c = s * mbu_dot((int)nq, transposed ? g : dq, x);
     const double* v = transposed ? dq : g;
     for (size_t i = 0; i < nq; i++) y[i] += c * v[i];
@@ -456,15 +459,18 @@ static void constraint_terms(const mb_model* m, const mb_data* d, sens_ws* ws, i
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g) {
   mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
-  /* friction: Q = -F g, with F and g through the parameter at fixed state and multipliers */
+  /* friction: Q = -sum_a F_a g_a, with F_a and g_a through the parameter at fixed state and
+     multipliers */
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_friction[j]) continue;
     mb_friction f;
-    double dF = 0;
     mb_friction_eval(m, d, j, d->lambda, &f);
-    mbd_friction_partials(m, d, j, d->lambda, &f, 1, NULL, NULL, NULL, ws->dm[k], &dF);
-    for (int a = 0; a < f.ngrad; a++) mb_lvec_add_jtw(m, f.lv[a], -dF, f.w[a], r);
-    mbd_joint_gradient_param(m, ws->dm[k], d, j, mb_friction_coordinate(m, j), -f.force, r);
+    for (int a = 0; a < f.n; a++) {
+      double dF = 0;
+      mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, NULL, NULL, NULL, ws->dm[k], &dF);
+      mbd_friction_rate_partials(m, d, j, a, -dF, NULL, r);
+      mbd_friction_gradient_param(m, ws->dm[k], d, j, a, -f.force[a], r);
+    }
   }
   if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
   constraint_terms(m, d, ws, k, 0, d->lambda, r, g);

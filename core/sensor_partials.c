@@ -67,11 +67,11 @@ static void chain_param(chain* c, double x) {
 /* ---------------------------------------------------------------------------------------------
    sensors */
 
-/* component k of angular velocity 1/2 sum_k E_k x dE_k (planar: E_x x dE_x about z):
-   d/dE = dE x n, d/ddE = n x E for the unit vector n of the component */
-static void angular_velocity_chain(chain* c, int body, int comp) {
+/* component comp of the angular velocity 1/2 sum_k E_k x dE_k of the frame with axes E (planar:
+   E_x x dE_x about z), times sign: d/dE = dE x n, d/ddE = n x E for the unit vector n of the
+   component */
+static void frame_angular_velocity_chain(chain* c, const int* E, double sign, int comp) {
   const mb_model* m = c->m;
-  const int* E = m->body_axes + 3 * body;
   double n[3] = {0, 0, 0};
   n[m->dim == 2 ? 2 : comp] = 1;
   for (int k = 0; k < (m->dim == 2 ? 1 : 3); k++) {
@@ -80,10 +80,14 @@ static void angular_velocity_chain(chain* c, int body, int comp) {
     mb_lvec_rate(m, E[k], c->d->qd, ed);
     mbu_cross3(ed, n, we);
     mbu_cross3(n, e, wed);
-    const double s = m->dim == 2 ? 1 : 0.5;
+    const double s = sign * (m->dim == 2 ? 1 : 0.5);
     chain_lvec(c, E[k], LV_VALUE, s, we);
     chain_lvec(c, E[k], LV_RATE, s, wed);
   }
+}
+
+static void angular_velocity_chain(chain* c, int body, int comp) {
+  frame_angular_velocity_chain(c, c->m->body_axes + 3 * body, 1, comp);
 }
 
 /* component k along the body's axes, (dE_a . E_b - dE_b . E_a) / 2 with (k, a, b) cyclic (see
@@ -395,30 +399,58 @@ static void reaction_chain(chain* c, int j, int joint_frame, int torque, int com
   }
 }
 
-void mbd_joint_hessian_mul(const mb_model* m, const mb_data* d, int j, int coord, const double* x,
-                           double s, double* y) {
-  /* the rate x' = g . qd at qd = x has d x' / dq = H x */
-  mb_data at = *d;
-  at.qd = (double*)x;
-  chain c = {m, &at, s, y, NULL, NULL, NULL, 0, NULL, NULL, NULL};
-  joint_chain(&c, j, coord, 1);
+/* rate a of joint j's friction: a joint coordinate's rate, or component a of the angular velocity
+   of marker 2's frame less marker 1's */
+static void friction_rate_chain(chain* c, int j, int a) {
+  const mb_model* m = c->m;
+  const int coord = mb_friction_coordinate(m, j, a);
+  if (coord >= 0) {
+    joint_chain(c, j, coord, 1);
+    return;
+  }
+  for (int side = 0; side < 2; side++) {
+    int E[3];
+    mb_marker_frame(m, m->joint_marker[2 * j + side], E);
+    frame_angular_velocity_chain(c, E, side ? 1 : -1, a);
+  }
 }
 
-void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, const double* mult,
+void mbd_friction_rate_partials(const mb_model* m, const mb_data* d, int j, int a, double s,
+                                double* dq, double* g) {
+  chain c = {m, d, s, dq, g, NULL, NULL, 0, NULL, NULL, NULL};
+  friction_rate_chain(&c, j, a);
+}
+
+void mbd_friction_rate_hessian_mul(const mb_model* m, const mb_data* d, int j, int a,
+                                   const double* x, int transposed, double s, double* y) {
+  /* the rate x_a = g_a . qd at qd = x has d x_a / dq = (dg_a/dq)^T x; the angular velocity's
+     dg_a/dq is skew */
+  mb_data at = *d;
+  at.qd = (double*)x;
+  const int skew = mb_friction_coordinate(m, j, a) < 0 && !transposed;
+  chain c = {m, &at, skew ? -s : s, y, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+  friction_rate_chain(&c, j, a);
+}
+
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, int a, const double* mult,
                            const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
                            const mb_model* dm, double* dparam) {
-  chain c = {m, d, s * f->slope, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
-  /* through the joint's rate */
-  joint_chain(&c, j, mb_friction_coordinate(m, j), 1);
+  chain c = {m, d, 0, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
+  /* through the joint's rates */
+  for (int b = 0; b < f->n; b++) {
+    if (f->slope[a][b] == 0) continue;
+    c.scale = s * f->slope[a][b];
+    friction_rate_chain(&c, j, b);
+  }
   /* through the reaction in marker 2's frame */
   for (int k = 0; k < 6; k++) {
-    if (f->d_reaction[k] == 0) continue;
-    c.scale = s * f->d_reaction[k];
+    if (f->d_reaction[a][k] == 0) continue;
+    c.scale = s * f->d_reaction[a][k];
     reaction_chain(&c, j, 1, k >= 3, k % 3);
   }
   /* through the friction data */
   c.scale = s;
-  for (int k = 0; dm && k < 8; k++) chain_param(&c, f->d_data[k] * dm->joint_fric[8 * j + k]);
+  for (int k = 0; dm && k < 8; k++) chain_param(&c, f->d_data[a][k] * dm->joint_fric[8 * j + k]);
   if (dparam) *dparam += c.dp;
 }
 

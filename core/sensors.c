@@ -165,7 +165,9 @@ int mb_sensor_eval(const mb_model* m, const mb_data* d, int i, double* v, int* a
     case MB_SENSOR_NORMAL_FORCE: {
       mb_friction f;
       mb_friction_eval(m, d, ref[0], d->lambda, &f);
-      v[0] = m->sensor_type[i] == MB_SENSOR_NORMAL_FORCE ? f.normal : f.force;
+      const int normal = m->sensor_type[i] == MB_SENSOR_NORMAL_FORCE;
+      nv = normal ? 1 : f.n;
+      for (int a = 0; a < nv; a++) v[a] = normal ? f.normal : f.force[a];
       break;
     }
     case MB_SENSOR_MULTIPLIERS:

@@ -251,9 +251,13 @@ static const char* sensor_unit(const mb_desc* d, int s) {
       return "N m";
     case MB_SENSOR_NORMAL_FORCE:
       return "N";
-    case MB_SENSOR_FRICTION_FORCE: /* a torque on a revolute joint */
-      if (sd->joint >= 0 && sd->joint < d->njoint)
-        return d->joint[sd->joint].type == MB_JOINT_REVOLUTE ? "N m" : "N";
+    case MB_SENSOR_FRICTION_FORCE: /* a torque on a pin or a ball, a force on a slide */
+      if (sd->joint >= 0 && sd->joint < d->njoint) {
+        const int type = d->joint[sd->joint].type;
+        return type == MB_JOINT_REVOLUTE || type == MB_JOINT_SPHERICAL ? "N m"
+               : type == MB_JOINT_CYLINDRICAL                          ? "N m, N"
+                                                                       : "N";
+      }
       return "";
     case MB_SENSOR_KINETIC_ENERGY:
     case MB_SENSOR_GRAVITY_ENERGY:

@@ -1289,17 +1289,22 @@ static mb_status read_friction(json_ctx* c, const cJSON* e, const char* path, mb
   const int dim = c->d->dim, t = j->type;
   TRY(expect_object(c, e, path));
   TRY(check_keys(c, e, path, keys));
-  if (t != MB_JOINT_REVOLUTE && t != MB_JOINT_PRISMATIC)
-    return fail(c, path, "friction is available on revolute and prismatic joints (not on %s)",
+  if (t != MB_JOINT_REVOLUTE && t != MB_JOINT_PRISMATIC && t != MB_JOINT_CYLINDRICAL &&
+      t != MB_JOINT_SPHERICAL)
+    return fail(c, path,
+                "friction is available on revolute, prismatic, cylindrical and spherical joints "
+                "(not on %s)",
                 joint_type_name[t]);
   TRY(member_bounded(c, e, path, "static", 1, 0, &f->mu_static));
   TRY(member_bounded(c, e, path, "dynamic", 1, 0, &f->mu_dynamic));
   TRY(member_bounded(c, e, path, "transition_velocity", 1, 1, &f->transition_velocity));
   TRY(member_bounded(c, e, path, "viscous", 0, 0, &f->viscous));
-  /* the dimensions: a pin radius for revolute joints; the length over which spatial joints (and
-     planar prismatic ones) carry moments; a prismatic joint's width across the axis */
-  const int radius = t == MB_JOINT_REVOLUTE, length = dim == 3 || t == MB_JOINT_PRISMATIC;
-  const int width = dim == 3 && t == MB_JOINT_PRISMATIC, thrust = dim == 3 && radius;
+  /* the dimensions: the radius of a pin, sleeve or ball; the length over which spatial joints
+     (and planar prismatic ones) carry moments; a prismatic joint's width across the axis */
+  const int radius = t != MB_JOINT_PRISMATIC;
+  const int length = (dim == 3 && t != MB_JOINT_SPHERICAL) || t == MB_JOINT_PRISMATIC;
+  const int width = dim == 3 && t == MB_JOINT_PRISMATIC;
+  const int thrust = dim == 3 && t == MB_JOINT_REVOLUTE;
   char sub[PATH_LEN];
   const struct {
     const char* key;

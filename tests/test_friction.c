@@ -6,6 +6,10 @@
      r (pi^3/24) m g mu_d / I_O;
    - a rotor turning about a vertical axis (spatial revolute joint) carries its weight as thrust
      and decelerates at r_t m g mu_d / I_zz;
+   - a sleeve sliding and turning on a horizontal shaft (cylindrical joint) under its weight
+     decelerates at (pi^3/24) g mu_d along it and r (pi^3/24) m g mu_d / I_xx about it;
+   - a ball turning in its socket (spherical joint at the centre of mass, isotropic inertia)
+     keeps its axis and spins down at r m g mu_d / I;
    - the gradient of the sliding block's final rate with respect to mu_d by both methods against
      central differences. */
 #include <math.h>
@@ -176,6 +180,93 @@ static void rotor_thrust(mbt_tally* t) {
   run_free(&run);
 }
 
+/* a sleeve (m = 2 kg, I_xx = 0.01 kg m^2) on a horizontal shaft along x, its centre of mass on
+   the axis, sliding at 1 m/s and turning at 5 rad/s: the weight is the radial load at one end of
+   the joint's length (no moment), so F_n = (pi^3/24) m g */
+static void sleeve_on_shaft(mbt_tally* t) {
+  const double m = 2, Ixx = 0.01, r = 0.005, v0 = 1, w0 = 5, t_end = 0.2;
+  char text[2600];
+  snprintf(
+      text, sizeof text,
+      "{\"dimension\": 3, \"gravity\": [0, 0, -%g],"
+      " \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [1, 0, 0]}}},"
+      " \"bodies\": [{\"name\": \"sleeve\", \"mass\": %g, \"inertia\": [%g, 0.02, 0.02],"
+      "   \"markers\": {\"O\": {\"point\": [0, 0, 0], \"axis\": [1, 0, 0]}}}],"
+      " \"joints\": [{\"name\": \"shaft\", \"type\": \"cylindrical\", \"marker1\": \"ground.O\","
+      "   \"marker2\": \"sleeve.O\", \"friction\": {\"static\": %g, \"dynamic\": %g,"
+      "   \"transition_velocity\": 1e-4, \"radius\": %g, \"length\": 0.05}}],"
+      " \"initial\": [{\"joint\": \"shaft\", \"angle\": 0, \"rate\": %g},"
+      "   {\"joint\": \"shaft\", \"translation\": 0, \"rate\": %g}],"
+      " \"outputs\": [{\"name\": \"w\", \"type\": \"joint_rate\", \"joint\": \"shaft\","
+      "   \"coordinate\": \"angle\"},"
+      "  {\"name\": \"v\", \"type\": \"joint_rate\", \"joint\": \"shaft\","
+      "   \"coordinate\": \"translation\"},"
+      "  {\"name\": \"Ff\", \"type\": \"friction_force\", \"joint\": \"shaft\"},"
+      "  {\"name\": \"Fn\", \"type\": \"normal_force\", \"joint\": \"shaft\"}],"
+      " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
+      G, m, Ixx, MU_S, MU_D, r, w0, v0, t_end);
+  run run;
+  if (!run_text(text, &run)) t->failed++;
+  if (run.m) {
+    const double pin = MB_PI * MB_PI * MB_PI / 24;
+    const double want_v = v0 - pin * G * MU_D * t_end;
+    const double want_w = w0 - r * pin * m * G * MU_D / Ixx * t_end;
+    const double ev = fabs(out(&run, "v") - want_v) / v0, ew = fabs(out(&run, "w") - want_w) / w0;
+    mbt_check(t, ev < 1e-5, "sleeve on a shaft: slides down at (pi^3/24) g mu_d (of v0)", ev, 1e-5);
+    mbt_check(t, ew < 1e-5, "sleeve on a shaft: spins down at r (pi^3/24) m g mu_d / I_xx (of w0)",
+              ew, 1e-5);
+    const double en = fabs(out(&run, "Fn") - pin * m * G) / (m * G);
+    const double ef = fabs(out(&run, "Ff.force") - pin * m * G * MU_D) / (m * G);
+    mbt_check(t, en < 1e-6 && ef < 1e-6,
+              "sleeve on a shaft: outputs Fn = (pi^3/24) m g, Ff.force = mu_d Fn (of m g)",
+              fmax(en, ef), 1e-6);
+    const mb_report* rep = &run.d->report;
+    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
+              "sleeve on a shaft: energy balance closes on the friction's work (relative)",
+              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+  }
+  run_free(&run);
+}
+
+/* a ball (m = 2 kg, I = 0.01 kg m^2 about every axis) held at its centre by a spherical joint of
+   radius 5 mm, turning at w0 = (3, 2, 6) rad/s, prescribed through the rates of two points on
+   it: the socket carries m g, so the torque r m g mu_d opposes w and |w| falls linearly */
+static void ball_in_socket(mbt_tally* t) {
+  const double m = 2, I = 0.01, r = 0.005, t_end = 1, w0[3] = {3, 2, 6};
+  char text[3000];
+  snprintf(
+      text, sizeof text,
+      "{\"dimension\": 3, \"gravity\": [0, 0, -%g],"
+      " \"ground\": {\"markers\": {\"O\": {\"point\": [0, 0, 0]}}},"
+      " \"bodies\": [{\"name\": \"ball\", \"mass\": %g, \"inertia\": [%g, %g, %g],"
+      "   \"markers\": {\"O\": {\"point\": [0, 0, 0]}, \"P\": {\"point\": [0.1, 0, 0]},"
+      "   \"Q\": {\"point\": [0, 0.1, 0]}}}],"
+      " \"joints\": [{\"name\": \"socket\", \"type\": \"spherical\", \"marker1\": \"ground.O\","
+      "   \"marker2\": \"ball.O\", \"friction\": {\"static\": %g, \"dynamic\": %g,"
+      "   \"transition_velocity\": 1e-4, \"radius\": %g}}],"
+      " \"initial\": [{\"marker\": \"ball.P\", \"component\": \"y\", \"value\": 0, \"rate\": %g},"
+      "   {\"marker\": \"ball.P\", \"component\": \"z\", \"value\": 0, \"rate\": %g},"
+      "   {\"marker\": \"ball.Q\", \"component\": \"z\", \"value\": 0, \"rate\": %g}],"
+      " \"outputs\": [{\"name\": \"w\", \"type\": \"angular_velocity\", \"body\": \"ball\"}],"
+      " \"simulation\": {\"t_end\": %g, \"step\": 1e-3}}",
+      G, m, I, I, I, MU_S, MU_D, r, 0.1 * w0[2], -0.1 * w0[1], 0.1 * w0[0], t_end);
+  run run;
+  if (!run_text(text, &run)) t->failed++;
+  if (run.m) {
+    const double n0 = sqrt(mbu_dot3(w0, w0)), n1 = n0 - r * m * G * MU_D / I * t_end;
+    double e = 0;
+    static const char* const names[3] = {"w.x", "w.y", "w.z"};
+    for (int k = 0; k < 3; k++) e = fmax(e, fabs(out(&run, names[k]) - w0[k] / n0 * n1) / n0);
+    mbt_check(t, e < 1e-5,
+              "ball in a socket: keeps its axis, spins down at r m g mu_d / I (of |w0|)", e, 1e-5);
+    const mb_report* rep = &run.d->report;
+    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
+              "ball in a socket: energy balance closes on the friction's work (relative)",
+              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+  }
+  run_free(&run);
+}
+
 /* the gradient of the sliding block's final rate with respect to mu_d: both methods agree and
    match central differences of simulations */
 static void gradients(mbt_tally* t) {
@@ -215,16 +306,17 @@ static void gradients(mbt_tally* t) {
   run_free(&r);
 }
 
-/* the friction force of joint j at the state of d */
-static double friction_force(const mb_model* m, const mb_data* d, int j) {
+/* the friction force on rate a of joint j at the state of d */
+static double friction_force(const mb_model* m, const mb_data* d, int j, int a) {
   mb_friction f;
   mb_friction_eval(m, d, j, d->lambda, &f);
-  return f.force;
+  return f.force[a];
 }
 
 /* At random states and multipliers of the test models: the partials of each friction force in q,
    qd and the multipliers (mbd_friction_partials), and the friction's stiffness K_f and damping C
-   (sens_friction_stiffness_mul, mb_forces), against central differences. */
+   (sens_friction_stiffness_mul, mb_forces), against central differences; the stiffness's
+   transposed product against the plain one. */
 static void derivatives(mbt_tally* t, const char* path) {
   mb_desc desc;
   mb_model* m = mbt_load(path, &desc);
@@ -239,32 +331,35 @@ static void derivatives(mbt_tally* t, const char* path) {
   double *dq = buf, *dqd = dq + nq, *Kx = dqd + nq, *Q0 = Kx + nq, *Q1 = Q0 + nq, *x = Q1 + nq;
   double* dlam = x + nq;
   unsigned seed = 11;
-  double worst[4] = {0, 0, 0, 0};
+  double worst[5] = {0, 0, 0, 0, 0};
   sens_point_init(m, &pt, d);
-  for (int state = 0; state < 2; state++) {
+  for (int state = 0; state < 3; state++) {
     mbt_random_state(m, d, &seed);
+    /* the third state near rest: the ball's law by its series about w = 0 */
+    for (int i = 0; state == 2 && i < nq; i++) d->qd[i] *= 1e-3;
     for (int i = 0; i < nc; i++) d->lambda[i] = 20 * mbt_uniform(&seed);
-    for (int j = 0; j < m->njoint; j++) {
-      if (!m->joint_friction[j]) continue;
-      memset(buf, 0, sizeof(double) * (3 * (size_t)nq));
-      memset(dlam, 0, sizeof(double) * nc);
-      mb_friction f;
-      mb_friction_eval(m, d, j, d->lambda, &f);
-      mbd_friction_partials(m, d, j, d->lambda, &f, 1, dq, dqd, dlam, NULL, NULL);
-      const double scale = fmax(1, fabs(friction_force(m, d, j)));
-      double* xs[3] = {d->q, d->qd, d->lambda};
-      const double* an[3] = {dq, dqd, dlam};
-      for (int w = 0; w < 3; w++)
-        for (int i = 0; i < (w == 2 ? nc : nq); i++) {
-          const double x0 = xs[w][i], h = 1e-6 * fmax(1, fabs(x0));
-          xs[w][i] = x0 + h;
-          const double plus = friction_force(m, d, j);
-          xs[w][i] = x0 - h;
-          const double minus = friction_force(m, d, j);
-          xs[w][i] = x0;
-          worst[w] = fmax(worst[w], fabs(an[w][i] - (plus - minus) / (2 * h)) / scale);
-        }
-    }
+    for (int j = 0; j < m->njoint; j++)
+      for (int a = 0; m->joint_friction[j] && a < mb_friction_rates(m, j); a++) {
+        memset(buf, 0, sizeof(double) * (3 * (size_t)nq));
+        memset(dlam, 0, sizeof(double) * nc);
+        mb_friction f;
+        mb_friction_eval(m, d, j, d->lambda, &f);
+        mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, dq, dqd, dlam, NULL, NULL);
+        const double scale = fmax(1, fabs(friction_force(m, d, j, a)));
+        double* xs[3] = {d->q, d->qd, d->lambda};
+        const double* an[3] = {dq, dqd, dlam};
+        for (int w = 0; w < 3; w++)
+          for (int i = 0; i < (w == 2 ? nc : nq); i++) {
+            /* near rest the law curves on the scale of v_t: a shorter step */
+            const double x0 = xs[w][i], h = (state == 2 ? 1e-7 : 1e-6) * fmax(1, fabs(x0));
+            xs[w][i] = x0 + h;
+            const double plus = friction_force(m, d, j, a);
+            xs[w][i] = x0 - h;
+            const double minus = friction_force(m, d, j, a);
+            xs[w][i] = x0;
+            worst[w] = fmax(worst[w], fabs(an[w][i] - (plus - minus) / (2 * h)) / scale);
+          }
+      }
     /* K_f x + K x and C x of the whole generalised force against its differences along x */
     mb_forces(m, d, 1);
     pt.d = d;
@@ -293,6 +388,15 @@ static void derivatives(mbt_tally* t, const char* path) {
       }
       worst[3] = fmax(worst[3], e / big);
     }
+    /* the transposed product the adjoint uses: y . (K_f x) = x . (K_f^T y) */
+    double* y = Q0;
+    for (int i = 0; i < nq; i++) y[i] = mbt_uniform(&seed);
+    memset(Kx, 0, sizeof(double) * nq);
+    memset(Q1, 0, sizeof(double) * nq);
+    sens_friction_stiffness_mul(m, &pt, x, 0, 1, Kx);
+    sens_friction_stiffness_mul(m, &pt, y, 1, 1, Q1);
+    const double yKx = mbu_dot(nq, y, Kx), xKty = mbu_dot(nq, x, Q1);
+    worst[4] = fmax(worst[4], fabs(yKx - xKty) / fmax(1, fabs(yKx)));
   }
   char what[200];
   static const char* const wrt[4] = {"q", "qd", "multipliers", "(K + K_f) x and C x"};
@@ -301,6 +405,8 @@ static void derivatives(mbt_tally* t, const char* path) {
              w < 3 ? "force d/d" : "force ", wrt[w]);
     mbt_check(t, worst[w] < 1e-6, what, worst[w], 1e-6);
   }
+  snprintf(what, sizeof what, "%s: friction stiffness transposed, y.(K_f x) = x.(K_f^T y)", path);
+  mbt_check(t, worst[4] < 1e-12, what, worst[4], 1e-12);
   sens_point_free(&pt);
   free(buf);
   mb_data_free(d);
@@ -313,8 +419,11 @@ int main(void) {
   block_on_incline(&t);
   disc_on_pin(&t);
   rotor_thrust(&t);
+  sleeve_on_shaft(&t);
+  ball_in_socket(&t);
   gradients(&t);
   derivatives(&t, "tests/models/ok/friction_planar.json");
   derivatives(&t, "tests/models/ok/friction_spatial.json");
+  derivatives(&t, "tests/models/ok/friction_sleeve.json");
   return mbt_finish(&t);
 }

@@ -214,6 +214,11 @@ static const struct {
      "not used by the friction of a planar revolute joint"},
     {"friction_output_without_friction.json", MB_ERR_MODEL, "outputs[0].joint",
      "has no \"friction\""},
+    {"friction_length_on_spherical.json", MB_ERR_MODEL, "joints[0].friction.length",
+     "not used by the friction of a spatial spherical joint"},
+    {"friction_on_universal.json", MB_ERR_MODEL, "joints[0].friction",
+     "friction is available on revolute, prismatic, cylindrical and spherical joints (not on "
+     "universal)"},
 };
 #define NBAD ((int)(sizeof bad_models / sizeof bad_models[0]))
 

@@ -128,9 +128,10 @@ typedef enum mb_joint_type {
 
 /* Joint friction (Brown and McPhee's law on the joint's normal force, from its reaction): the
    static and dynamic coefficients, the transition velocity v_t (m/s), a viscous coefficient (N s/m
-   or N m s/rad), and the joint's dimensions, m: the pin radius (revolute), the length a along the
-   axis over which the joint carries its bending moments, the width b across it (prismatic) and the
-   radius at which the axial thrust rubs (revolute, 0: no thrust friction). */
+   or N m s/rad), and the joint's dimensions, m: the radius of the pin, sleeve or ball (revolute,
+   cylindrical, spherical), the length a along the axis over which the joint carries its bending
+   moments, the width b across it (prismatic) and the radius at which the axial thrust rubs
+   (revolute, 0: no thrust friction). */
 typedef struct mb_friction_desc {
   int enabled;
   mb_real mu_static, mu_dynamic, transition_velocity, viscous;
