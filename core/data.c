@@ -24,7 +24,7 @@ mb_data* mb_data_create(const mb_model* m) {
                            nq,
                            nq,
                            8 * nq,
-                           3 * nq + nc,
+                           6 * nq + nc,
                            nc,
                            nc,
                            nc,

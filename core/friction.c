@@ -337,16 +337,41 @@ int mb_friction_lvecs(const mb_model* m, int j, int* lv) {
   return n;
 }
 
-/* T += s g v^T for dense g and v (nq), on the system pattern */
-static void add_outer(const mb_model* m, const double* g, const double* v, double s, double* T) {
-  const mb_pattern* sys = m->structure->sys;
-  for (int r = 0; r < m->nq; r++) {
-    if (g[r] == 0) continue;
-    for (int c = 0; c < m->nq; c++)
-      if (v[c] != 0) {
-        const int e = mb_pattern_entry(sys, r, c);
-        if (e >= 0) T[e] += s * g[r] * v[c];
+/* whether any of the n vectors x_a (nq each) has a nonzero in [i, i + len) */
+static int any_nonzero(const double* x, int n, int nq, int i, int len) {
+  for (int a = 0; a < n; a++)
+    for (int k = i; k < i + len; k++)
+      if (x[(size_t)a * nq + k] != 0) return 1;
+  return 0;
+}
+
+/* T += s sum_ab S_ab g_a v_b^T for n dense g_a and v_b (nq each; S n x n in a 3 x 3 row-major
+   slot, NULL: the identity), walking the system pattern's blocks where both have entries */
+static void add_outer(const mb_model* m, int n, const double* g, const double* v, const double* S,
+                      double s, double* T) {
+  const mb_pattern* p = m->structure->sys;
+  const int bs = p->bs, nq = m->nq;
+  for (int cb = 0; cb < nq / bs; cb++) {
+    if (!any_nonzero(v, n, nq, cb * bs, bs)) continue;
+    double u[3][3]; /* u[a][c] = sum_b S_ab v_b at the block's column c */
+    for (int a = 0; a < n; a++)
+      for (int c = 0; c < bs; c++) {
+        u[a][c] = 0;
+        for (int b = 0; b < n; b++)
+          u[a][c] += (S ? S[3 * a + b] : a == b) * v[(size_t)b * nq + cb * bs + c];
       }
+    const int k0 = p->bcolptr[cb], k1 = p->bcolptr[cb + 1], stride = bs * (k1 - k0);
+    for (int k = k0; k < k1; k++) {
+      const int rb = p->browind[k];
+      if (!any_nonzero(g, n, nq, rb * bs, bs)) continue;
+      double* block = T + bs * bs * k0 + bs * (k - k0);
+      for (int c = 0; c < bs; c++)
+        for (int r = 0; r < bs; r++) {
+          double sum = 0;
+          for (int a = 0; a < n; a++) sum += g[(size_t)a * nq + rb * bs + r] * u[a][c];
+          block[c * stride + r] += s * sum;
+        }
+    }
   }
 }
 
@@ -408,24 +433,25 @@ static void add_rate_hessians(const mb_model* m, const mb_data* d, int j, const 
 }
 
 void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T) {
-  const int nq = m->nq, nc = m->ncon;
-  double *dq = d->fric_work, *v = dq + nq, *w = v + nq, *g = w + nc;
+  const size_t nq = m->nq, nc = m->ncon;
+  double *g = d->fric_work, *dq = g + 3 * nq, *w = dq + 3 * nq;
   for (int j = 0; j < m->njoint; j++) {
     if (!m->joint_friction[j]) continue;
     mb_friction f;
     mb_friction_eval(m, d, j, d->lambda, &f);
     add_rate_hessians(m, d, j, &f, s, T);
+    /* K_f += sum_a g_a dF_a/dq^T, and through the multipliers lambda + alpha S Phi:
+       g_a dF_a/dlambda^T alpha S Phi_q */
+    memset(g, 0, sizeof(double) * 6 * nq);
     for (int a = 0; a < f.n; a++) {
-      /* K_f += g_a dF_a/dq^T, and through the multipliers lambda + alpha S Phi:
-         g_a dF_a/dlambda^T alpha S Phi_q */
-      memset(dq, 0, sizeof(double) * (3 * (size_t)nq + nc));
-      mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, dq, NULL, w, NULL, NULL);
-      for (int i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
-      mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, v);
-      for (int k = 0; k < nq; k++) dq[k] += v[k];
-      mbd_friction_rate_partials(m, d, j, a, 1, NULL, g);
-      add_outer(m, g, dq, s, T);
+      double* dqa = dq + a * nq;
+      memset(w, 0, sizeof(double) * nc);
+      mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, dqa, NULL, w, NULL, NULL);
+      for (size_t i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
+      mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, dqa);
+      mbd_friction_rate_partials(m, d, j, a, 1, NULL, g + a * nq);
     }
+    add_outer(m, f.n, g, dq, NULL, s, T);
   }
 }
 
@@ -442,10 +468,7 @@ void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
     if (!jac) continue;
     memset(g, 0, sizeof(double) * f.n * nq);
     for (int a = 0; a < f.n; a++) mbd_friction_rate_partials(m, d, j, a, 1, NULL, g + a * nq);
-    for (int a = 0; a < f.n; a++)
-      for (int b = 0; b < f.n; b++)
-        if (f.slope[a][b] != 0)
-          add_outer(m, g + a * nq, g + b * nq, jac->cs * f.slope[a][b], jac->C);
+    add_outer(m, f.n, g, g, &f.slope[0][0], jac->cs, jac->C);
   }
 }
 

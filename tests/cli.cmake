@@ -201,8 +201,8 @@ mbopt_cli_test(check_reactions_spatial_adjoint 0 "passed" 0
   check tests/models/ok/reactions_spatial.json --method adjoint --tolerance 1e-4)
 
 # joint friction, whose force reads the multipliers inside the step: both methods against
-# differences, on planar (revolute and prismatic) and spatial (revolute with thrust, spherical,
-# prismatic; cylindrical) joints
+# differences, on planar (revolute and prismatic) and spatial (revolute with thrust, prismatic;
+# cylindrical; spherical) joints
 mbopt_cli_test(check_friction_planar_forward 0 "passed" 0
   check tests/models/ok/friction_planar.json --method forward)
 mbopt_cli_test(check_friction_planar_adjoint 0 "passed" 0
@@ -215,6 +215,10 @@ mbopt_cli_test(check_friction_sleeve_forward 0 "passed" 0
   check tests/models/ok/friction_sleeve.json --method forward)
 mbopt_cli_test(check_friction_sleeve_adjoint 0 "passed" 0
   check tests/models/ok/friction_sleeve.json --method adjoint)
+mbopt_cli_test(check_friction_ball_forward 0 "passed" 0
+  check tests/models/ok/friction_ball.json --method forward)
+mbopt_cli_test(check_friction_ball_adjoint 0 "passed" 0
+  check tests/models/ok/friction_ball.json --method adjoint)
 mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1; joint j6" 0
   simulate tests/models/iftomm/a04_bricard.json --t-end 0.1)
 mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0

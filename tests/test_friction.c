@@ -336,7 +336,7 @@ static void derivatives(mbt_tally* t, const char* path) {
   for (int state = 0; state < 3; state++) {
     mbt_random_state(m, d, &seed);
     /* the third state near rest: the ball's law by its series about w = 0 */
-    for (int i = 0; state == 2 && i < nq; i++) d->qd[i] *= 1e-3;
+    for (int i = 0; state == 2 && i < nq; i++) d->qd[i] *= 1e-4;
     for (int i = 0; i < nc; i++) d->lambda[i] = 20 * mbt_uniform(&seed);
     for (int j = 0; j < m->njoint; j++)
       for (int a = 0; m->joint_friction[j] && a < mb_friction_rates(m, j); a++) {
@@ -351,7 +351,7 @@ static void derivatives(mbt_tally* t, const char* path) {
         for (int w = 0; w < 3; w++)
           for (int i = 0; i < (w == 2 ? nc : nq); i++) {
             /* near rest the law curves on the scale of v_t: a shorter step */
-            const double x0 = xs[w][i], h = (state == 2 ? 1e-7 : 1e-6) * fmax(1, fabs(x0));
+            const double x0 = xs[w][i], h = (state == 2 ? 2e-8 : 1e-6) * fmax(1, fabs(x0));
             xs[w][i] = x0 + h;
             const double plus = friction_force(m, d, j, a);
             xs[w][i] = x0 - h;
@@ -425,5 +425,6 @@ int main(void) {
   derivatives(&t, "tests/models/ok/friction_planar.json");
   derivatives(&t, "tests/models/ok/friction_spatial.json");
   derivatives(&t, "tests/models/ok/friction_sleeve.json");
+  derivatives(&t, "tests/models/ok/friction_ball.json");
   return mbt_finish(&t);
 }

@@ -244,7 +244,7 @@ typedef struct mb_data {
   double* qd_star;   /* (nq) velocities of the last step before their projection */
   double* qdd_star;  /* (nq) accelerations of the last step before their projection */
   double* ctrl_work; /* (8 nq) scratch of the controllers */
-  double* fric_work; /* (3 nq + ncon) scratch of the joints' friction in the Newton matrix */
+  double* fric_work; /* (6 nq + ncon) scratch of the joints' friction in the Newton matrix */
 
   /* evaluated quantities at the current state; the matrices are the values of sparse matrices
      with the patterns of m->structure: Phi_q by rows, the nq x nq ones by columns */
