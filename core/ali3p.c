@@ -195,16 +195,16 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
     return mb_error_set(err, MB_NEWTON_FAILED,
                         "t = %g: Newton iteration diverges (|dq| grew to %.3g in %d iterations): "
                         "the motion changes too much in one step; a smaller step (--step %g) "
-                        "follows it",
-                        d->t, dq_norm, it, m->opt.step / 4);
+                        "follows it%s",
+                        d->t, dq_norm, it, m->opt.step / 4, mb_friction_lock_hint(m));
   if (locked)
     return mb_error_set(err, MB_NEWTON_FAILED,
                         "t = %g: the constraints cannot be satisfied: |Phi| stays at %.3g (%s) "
                         "whatever the positions; the mechanism locks (a driver or a "
                         "prescribed motion takes it where its joints cannot follow, or the "
                         "geometry is wrong); a smaller step does not help: check the drivers' "
-                        "functions and the joint positions",
-                        d->t, phi, label);
+                        "functions and the joint positions%s",
+                        d->t, phi, label, mb_friction_lock_hint(m));
   char remedy[256];
   if (rate > MB_SLOW_RATE)
     snprintf(remedy, sizeof remedy,
@@ -218,8 +218,8 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
              m->opt.max_newton, m->opt.step / 4);
   return mb_error_set(err, MB_NEWTON_FAILED,
                       "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
-                      "m, |Phi| = %.3g at %s)%s",
-                      d->t, it, dq_norm, phi, label, remedy);
+                      "m, |Phi| = %.3g at %s)%s%s",
+                      d->t, it, dq_norm, phi, label, remedy, mb_friction_lock_hint(m));
 }
 
 /* One step of m->opt.step from d->t to t_new. */
@@ -248,9 +248,11 @@ static mb_status ali3p_step(const mb_model* m, mb_data* d, double t_new, mb_erro
   while (!converged && it < m->opt.max_newton && growing < MB_DIVERGING_ITERATIONS) {
     newton_system(m, d, alpha, r, refresh);
     if (!mbu_all_finite(nq, r))
-      return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints", d->t);
+      return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints%s", d->t,
+                          mb_friction_lock_hint(m));
     if (refresh && mb_factor_compute(d->newton, d->tangent) != 0)
-      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix", d->t);
+      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix%s", d->t,
+                          mb_friction_lock_hint(m));
     mb_factor_solve(d->newton, 0, 1, r);
     for (int i = 0; i < nq; i++) d->q[i] -= r[i];
     /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */

@@ -361,7 +361,8 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   memset(d->sigma, 0, sizeof(double) * nc);
   memset(d->kappa, 0, sizeof(double) * nc);
   const int friction = mb_friction_count(m, NULL) > 0;
-  for (int it = 0; it < 50; it++) {
+  int converged = 0;
+  for (int it = 0; it < 50 && !converged; it++) {
     /* joint friction reads the multipliers: its forces follow their iteration */
     if (friction && it > 0) mb_forces(m, d, 0);
     memcpy(d->qdd, d->force, sizeof(double) * nq);
@@ -371,12 +372,19 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
     memcpy(viol, d->phidd_rhs, sizeof(double) * nc);
     mb_rows_mul(rows, d->phiq, d->qdd, 1, viol);
     for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * viol[i];
-    if (mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd))) break;
+    converged = mbu_norm_inf(nc, viol) <= 1e-12 * (1 + mbu_norm_inf(nq, d->qdd));
   }
   if (!mbu_all_finite(nq, d->qdd))
     return mb_error_set(
         err, MB_ERR_NONFINITE,
-        "initial accelerations are non-finite (NaN or infinity): check the forces and masses");
+        "initial accelerations are non-finite (NaN or infinity): check the forces and masses%s",
+        mb_friction_lock_hint(m));
+  /* the friction's fixed point with the multipliers has no solution when it locks */
+  if (friction && !converged)
+    return mb_error_set(err, MB_ERR_ASSEMBLY,
+                        "initial accelerations: the joints' friction and the multipliers do not "
+                        "converge together in 50 iterations%s",
+                        mb_friction_lock_hint(m));
   return MB_OK;
 }
 

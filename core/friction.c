@@ -472,6 +472,14 @@ void mb_friction_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac) {
   }
 }
 
+const char* mb_friction_lock_hint(const mb_model* m) {
+  return mb_friction_count(m, NULL) > 0
+             ? "; with joint friction this can be the friction locking the mechanism (its normal "
+               "force growing with the friction itself, as a drawer jams): lower the friction "
+               "coefficients or lengthen the joints"
+             : "";
+}
+
 double mb_friction_power(const mb_model* m, const mb_data* d) {
   double power = 0;
   for (int j = 0; j < m->njoint; j++) {

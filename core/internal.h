@@ -300,6 +300,11 @@ int mb_friction_lvecs(const mb_model* m, int j, int* lv);
    iteration, g_a dF_a/dlambda^T alpha S Phi_q. */
 void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T);
 
+/* The hint an integration failure adds in a model with joint friction (""  without): friction
+   whose normal force grows with the friction itself faster than the friction grows (gain above
+   one, as a drawer jams) leaves the step without a solution. */
+const char* mb_friction_lock_hint(const mb_model* m);
+
 /* Power of the joints' friction, W (never positive). */
 double mb_friction_power(const mb_model* m, const mb_data* d);
 
