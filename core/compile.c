@@ -1363,10 +1363,8 @@ static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
       return dim == 2 ? 1 : 3;
     case MB_SENSOR_MULTIPLIERS:
       return explicit_row_count(d, s->joint);
-    case MB_SENSOR_FRICTION_FORCE: /* one per rate (mb_friction_rates) */
-      return d->joint[s->joint].type == MB_JOINT_CYLINDRICAL ? 2
-             : d->joint[s->joint].type == MB_JOINT_SPHERICAL ? 3
-                                                             : 1;
+    case MB_SENSOR_FRICTION_FORCE: /* one per rate */
+      return mb_friction_type_rates(d->joint[s->joint].type);
     default:
       return 1;
   }

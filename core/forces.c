@@ -194,10 +194,13 @@ void mb_forces(const mb_model* m, mb_data* d, int want_jac) {
   mb_forces_into(m, d, want_jac ? &jac : NULL);
 }
 
-/* angular velocity of a body from its frame axes: planar E_x x dE_x, spatial 1/2 sum E_k x dE_k */
 void mb_body_angular_velocity(const mb_model* m, int body, const double* q, const double* qd,
                               double* w) {
-  const int* E = m->body_axes + 3 * body;
+  mb_frame_angular_velocity(m, m->body_axes + 3 * body, q, qd, w);
+}
+
+void mb_frame_angular_velocity(const mb_model* m, const int* E, const double* q, const double* qd,
+                               double* w) {
   w[0] = w[1] = w[2] = 0;
   for (int k = 0; k < (m->dim == 2 ? 1 : 3); k++) {
     double e[3], ed[3], c[3];

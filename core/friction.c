@@ -244,20 +244,6 @@ static void joint_gradient_param(const mb_model* m, const mb_model* dm, const mb
   }
 }
 
-/* the angular velocity of marker mk's frame, 1/2 sum_k e_k x de_k/dt */
-static void marker_angular_velocity(const mb_model* m, const mb_data* d, int mk, double* w) {
-  int E[3];
-  mb_marker_frame(m, mk, E);
-  w[0] = w[1] = w[2] = 0;
-  for (int k = 0; k < 3; k++) {
-    double e[3], ed[3], c[3];
-    mb_lvec_eval(m, E[k], d->q, e);
-    mb_lvec_rate(m, E[k], d->qd, ed);
-    mbu_cross3(e, ed, c);
-    for (int i = 0; i < 3; i++) w[i] += 0.5 * c[i];
-  }
-}
-
 void mbd_friction_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,
                                  int a, double s, double* y) {
   const int coord = mb_friction_coordinate(m, j, a);
@@ -302,9 +288,12 @@ void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* 
   double Fg[3], Tg[3], F[3], T[3];
   f->n = mb_friction_rates(m, j);
   if (m->joint_type[j] == MB_JOINT_SPHERICAL) {
+    int E1[3], E2[3];
     double w1[3];
-    marker_angular_velocity(m, d, m->joint_marker[2 * j + 1], f->rate);
-    marker_angular_velocity(m, d, m->joint_marker[2 * j], w1);
+    mb_marker_frame(m, m->joint_marker[2 * j], E1);
+    mb_marker_frame(m, m->joint_marker[2 * j + 1], E2);
+    mb_frame_angular_velocity(m, E2, d->q, d->qd, f->rate);
+    mb_frame_angular_velocity(m, E1, d->q, d->qd, w1);
     for (int k = 0; k < 3; k++) f->rate[k] -= w1[k];
   } else {
     for (int a = 0; a < f->n; a++) {

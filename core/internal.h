@@ -141,9 +141,12 @@ void mb_forces_into(const mb_model* m, mb_data* d, const mb_jacobian* jac);
 /* Q, and K into d->stiff, C into d->damp when want_jac. */
 void mb_forces(const mb_model* m, mb_data* d, int want_jac);
 
-/* Angular velocity (3, planar: z only) of a body at q, qd. */
+/* Angular velocity (3, planar: z only) of a body at q, qd; of the frame whose axes are the linear
+   vectors E (spatial: x, y, z; planar: x), 1/2 sum_k E_k x dE_k/dt (planar: E_x x dE_x/dt). */
 void mb_body_angular_velocity(const mb_model* m, int body, const double* q, const double* qd,
                               double* w);
+void mb_frame_angular_velocity(const mb_model* m, const int* E, const double* q, const double* qd,
+                               double* w);
 
 /* Length of spring force element i at the state of d, and its tension (may be NULL). */
 double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension);
@@ -200,13 +203,16 @@ static inline void mb_marker_frame(const mb_model* m, int mk, int* E) {
   E[0] = m->marker_ref[mk], E[1] = m->marker_third[mk], E[2] = m->marker_axis[mk];
 }
 
-/* The rates a joint's friction opposes: revolute and prismatic joints 1 (the joint's rate),
-   cylindrical joints 2 (the angle's rate, then the translation's), spherical joints 3 (the
-   relative angular velocity of marker 2's frame to marker 1's, about the global axes). */
+/* The rates the friction of a joint of type t (mb_joint_type) opposes, and of joint j: revolute
+   and prismatic joints 1 (the joint's rate), cylindrical joints 2 (the angle's rate, then the
+   translation's), spherical joints 3 (the relative angular velocity of marker 2's frame to marker
+   1's, about the global axes). */
 #define MB_FRICTION_RATES 3
-static inline int mb_friction_rates(const mb_model* m, int j) {
-  const int t = m->joint_type[j];
+static inline int mb_friction_type_rates(int t) {
   return t == MB_JOINT_CYLINDRICAL ? 2 : t == MB_JOINT_SPHERICAL ? 3 : 1;
+}
+static inline int mb_friction_rates(const mb_model* m, int j) {
+  return mb_friction_type_rates(m->joint_type[j]);
 }
 
 /* The number of joints with friction, and of the rates their friction opposes (rates may be

@@ -7,6 +7,13 @@ function(mbopt_cli_test name expect_code regex one_line)
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()
 
+# `mbopt check MODEL ARGS` passing by both sensitivity methods: cli_check_NAME_forward, _adjoint
+function(mbopt_check_both name model)
+  foreach(method forward adjoint)
+    mbopt_cli_test(check_${name}_${method} 0 "passed" 0 check ${model} --method ${method} ${ARGN})
+  endforeach()
+endfunction()
+
 mbopt_cli_test(help 0 "Usage: mbopt COMMAND" 0 --help)
 mbopt_cli_test(simulate_help 0 "Usage: mbopt simulate SPEC.json" 0 simulate --help)
 mbopt_cli_test(no_command 2 "Usage: mbopt COMMAND" 0)
@@ -185,41 +192,20 @@ mbopt_cli_test(check_pendulum_pid 0 "passed" 0
   check problems/control/pendulum_pid.json --method forward --t-end 1 --tolerance 1e-4)
 # Bricard's mechanism has a redundant constraint: gradients with respect to a link mass and the
 # length of the two links along x, by both methods
-mbopt_cli_test(check_bricard_forward 0 "passed" 0
-  check tests/models/iftomm/a04_bricard.json --method forward --t-end 2)
-mbopt_cli_test(check_bricard_adjoint 0 "passed" 0
-  check tests/models/iftomm/a04_bricard.json --method adjoint --t-end 2)
+mbopt_check_both(bricard tests/models/iftomm/a04_bricard.json --t-end 2)
 
 # functionals of joint reactions, which read the multipliers: both methods against differences
-mbopt_cli_test(check_reactions_planar_forward 0 "passed" 0
-  check tests/models/ok/reactions_planar.json --method forward --tolerance 1e-4)
-mbopt_cli_test(check_reactions_planar_adjoint 0 "passed" 0
-  check tests/models/ok/reactions_planar.json --method adjoint --tolerance 1e-4)
+mbopt_check_both(reactions_planar tests/models/ok/reactions_planar.json --tolerance 1e-4)
 # (the spatial one over its first 0.5 s: its 2 s took over four minutes under the sanitizers)
-mbopt_cli_test(check_reactions_spatial_forward 0 "passed" 0
-  check tests/models/ok/reactions_spatial.json --method forward --t-end 0.5)
-mbopt_cli_test(check_reactions_spatial_adjoint 0 "passed" 0
-  check tests/models/ok/reactions_spatial.json --method adjoint --t-end 0.5)
+mbopt_check_both(reactions_spatial tests/models/ok/reactions_spatial.json --t-end 0.5)
 
 # joint friction, whose force reads the multipliers inside the step: both methods against
 # differences, on planar (revolute and prismatic) and spatial (revolute with thrust, prismatic;
 # cylindrical; spherical) joints
-mbopt_cli_test(check_friction_planar_forward 0 "passed" 0
-  check tests/models/ok/friction_planar.json --method forward)
-mbopt_cli_test(check_friction_planar_adjoint 0 "passed" 0
-  check tests/models/ok/friction_planar.json --method adjoint)
-mbopt_cli_test(check_friction_spatial_forward 0 "passed" 0
-  check tests/models/ok/friction_spatial.json --method forward)
-mbopt_cli_test(check_friction_spatial_adjoint 0 "passed" 0
-  check tests/models/ok/friction_spatial.json --method adjoint)
-mbopt_cli_test(check_friction_sleeve_forward 0 "passed" 0
-  check tests/models/ok/friction_sleeve.json --method forward)
-mbopt_cli_test(check_friction_sleeve_adjoint 0 "passed" 0
-  check tests/models/ok/friction_sleeve.json --method adjoint)
-mbopt_cli_test(check_friction_ball_forward 0 "passed" 0
-  check tests/models/ok/friction_ball.json --method forward)
-mbopt_cli_test(check_friction_ball_adjoint 0 "passed" 0
-  check tests/models/ok/friction_ball.json --method adjoint)
+mbopt_check_both(friction_planar tests/models/ok/friction_planar.json)
+mbopt_check_both(friction_spatial tests/models/ok/friction_spatial.json)
+mbopt_check_both(friction_sleeve tests/models/ok/friction_sleeve.json)
+mbopt_check_both(friction_ball tests/models/ok/friction_ball.json)
 mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1; joint j6" 0
   simulate tests/models/iftomm/a04_bricard.json --t-end 0.1)
 mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0

@@ -53,6 +53,17 @@ static void run_free(run* r) {
   if (r->m) mb_desc_free(&r->desc);
 }
 
+/* the run's energy balance closes to 1e-4 of the work the friction exchanged */
+static void energy_closes(mbt_tally* t, const run* r, const char* what) {
+  const mb_report* rep = &r->d->report;
+  const double exchanged = fabs(rep->work_nonconservative);
+  char label[160];
+  snprintf(label, sizeof label, "%s: energy balance closes on the friction's work (relative)",
+           what);
+  mbt_check(t, rep->max_energy_error < 1e-4 * exchanged, label, rep->max_energy_error / exchanged,
+            1e-4);
+}
+
 static double out(const run* r, const char* name) {
   const int col = mb_model_output(r->m, name);
   return col >= 0 ? r->d->out[col] : NAN;
@@ -107,11 +118,7 @@ static void block_on_incline(mbt_tally* t) {
     mbt_check(t, fabs(a - want) < 1e-6 * want,
               "incline at 0.5 rad: slides with g (sin - mu_d cos) (relative)",
               fabs(a - want) / want, 1e-6);
-    const mb_report* rep = &r.d->report;
-    const double exchanged = fabs(rep->work_nonconservative);
-    mbt_check(t, rep->max_energy_error < 1e-4 * exchanged,
-              "incline at 0.5 rad: energy balance closes on the friction's work (relative)",
-              rep->max_energy_error / exchanged, 1e-4);
+    energy_closes(t, &r, "incline at 0.5 rad");
   }
   run_free(&half);
   run_free(&r);
@@ -143,10 +150,7 @@ static void disc_on_pin(mbt_tally* t) {
     mbt_check(t, fabs(out(&run, "w") - want) < 1e-5 * w0,
               "disc on a pin: spins down at r (pi^3/24) m g mu_d / I (of w0)",
               fabs(out(&run, "w") - want) / w0, 1e-5);
-    const mb_report* rep = &run.d->report;
-    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
-              "disc on a pin: energy balance closes on the friction's work (relative)",
-              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+    energy_closes(t, &run, "disc on a pin");
   }
   run_free(&run);
 }
@@ -220,10 +224,7 @@ static void sleeve_on_shaft(mbt_tally* t) {
     mbt_check(t, en < 1e-6 && ef < 1e-6,
               "sleeve on a shaft: outputs Fn = (pi^3/24) m g, Ff.force = mu_d Fn (of m g)",
               fmax(en, ef), 1e-6);
-    const mb_report* rep = &run.d->report;
-    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
-              "sleeve on a shaft: energy balance closes on the friction's work (relative)",
-              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+    energy_closes(t, &run, "sleeve on a shaft");
   }
   run_free(&run);
 }
@@ -259,10 +260,7 @@ static void ball_in_socket(mbt_tally* t) {
     for (int k = 0; k < 3; k++) e = fmax(e, fabs(out(&run, names[k]) - w0[k] / n0 * n1) / n0);
     mbt_check(t, e < 1e-5,
               "ball in a socket: keeps its axis, spins down at r m g mu_d / I (of |w0|)", e, 1e-5);
-    const mb_report* rep = &run.d->report;
-    mbt_check(t, rep->max_energy_error < 1e-4 * fabs(rep->work_nonconservative),
-              "ball in a socket: energy balance closes on the friction's work (relative)",
-              rep->max_energy_error / fabs(rep->work_nonconservative), 1e-4);
+    energy_closes(t, &run, "ball in a socket");
   }
   run_free(&run);
 }
