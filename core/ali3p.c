@@ -205,8 +205,18 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
                         "geometry is wrong); a smaller step does not help: check the drivers' "
                         "functions and the joint positions%s",
                         d->t, phi, label, mb_friction_lock_hint(m));
-  char remedy[256];
-  if (rate > MB_SLOW_RATE)
+  char remedy[320];
+  /* a penalty that puts every constraint at the cap contracts fastest where Phi_q nearly loses
+     rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
+     iterations help */
+  if (rate > MB_SLOW_RATE && m->penalty_at_cap > 2 * m->opt.penalty)
+    snprintf(remedy, sizeof remedy,
+             ", contracting only by %.2f per iteration: the constraints are nearly singular here "
+             "(a dead point, or the mechanism locking); if it locks, check the drivers' "
+             "functions and the joint positions, else simulation.penalty = %.2g passes it (every "
+             "constraint's penalty at its cap)",
+             rate, m->penalty_at_cap);
+  else if (rate > MB_SLOW_RATE)
     snprintf(remedy, sizeof remedy,
              ", contracting only by %.2f per iteration: the constraints are nearly singular here "
              "(a dead point, or the mechanism locking); if it locks, check the drivers' "

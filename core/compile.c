@@ -1293,7 +1293,9 @@ static void body_inertia(compiler* c, int b) {
    1e4 / c_i) keeps both fast convergence and accuracy. When the model sets no alpha, c_i is also
    raised to at least 1e2: light bodies at small steps (c_i ~ 1) converge too slowly to meet the
    Newton tolerance, which then stops short of the solution. Rows are taken at the approximate
-   initial configuration; massless coordinates (fixed by linear constraints) are left out. */
+   initial configuration; massless coordinates (fixed by linear constraints) are left out. The
+   penalty that would put every c_i at the cap is kept for the messages: near singular positions
+   the multipliers converge by 1 / (1 + c_i sigma^2), and it passes where the defaults stall. */
 static mb_status constraint_scales(mb_model* m) {
   const int nq = m->nq;
   double* q0 = calloc(nq + 1, sizeof(double));
@@ -1315,8 +1317,9 @@ static mb_status constraint_scales(mb_model* m) {
     if (m->mass_block[2 * k] == m->mass_block[2 * k + 1])
       for (int r = 0; r < m->dim; r++)
         mdiag[m->mass_block[2 * k] * m->dim + r] += m->mass[9 * k + 4 * r];
-  const double cap = 1e4, floor = 1e2;
+  const double c_cap = 1e4, c_floor = 1e2;
   const double abh2 = m->opt.penalty * m->opt.beta * m->opt.step * m->opt.step;
+  double c_min = INFINITY;
   for (int i = 0; i < m->ncon; i++) {
     memset(row, 0, sizeof(double) * nq);
     mb_con_eval(m, m->con_kind[i], m->con_lvec + 4 * i, m->con_value[i], m->con_func[i], 0, q0,
@@ -1325,7 +1328,15 @@ static mb_status constraint_scales(mb_model* m) {
     for (int j = 0; j < nq; j++)
       if (mdiag[j] > 0) mu += row[j] * row[j] / mdiag[j];
     const double c = abh2 * mu;
-    m->con_scale[i] = c > cap ? cap / c : m->opt.penalty_auto && c > 0 && c < floor ? floor / c : 1;
+    m->con_scale[i] = c > c_cap                                     ? c_cap / c
+                      : m->opt.penalty_auto && c > 0 && c < c_floor ? c_floor / c
+                                                                    : 1;
+    if (c > 0) c_min = fmin(c_min, c);
+  }
+  if (isfinite(c_min)) {
+    /* rounded up to two digits, as the messages print it */
+    const double at_cap = m->opt.penalty * c_cap / c_min, unit = pow(10, floor(log10(at_cap)) - 1);
+    m->penalty_at_cap = ceil(at_cap / unit) * unit;
   }
   free(q0), free(row), free(mdiag);
   return MB_OK;

@@ -18,10 +18,10 @@
 /* One design's run: its label, parameters, the geometry at t = 0 and the sampled motion. */
 typedef struct view_design {
   char label[64];
-  char status[600]; /* "completed", or the simulation's error */
-  int completed;    /* the run reached t_end */
-  double seconds;   /* of the simulation */
-  int nparam;       /* the spec's parameters and their values in this design */
+  char status[MB_MESSAGE_LEN]; /* "completed", or the simulation's error */
+  int completed;               /* the run reached t_end */
+  double seconds;              /* of the simulation */
+  int nparam;                  /* the spec's parameters and their values in this design */
   char (*param_name)[MB_NAME_LEN];
   double* param_value;
   int nfunctional;

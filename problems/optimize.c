@@ -24,7 +24,7 @@ typedef struct bridge {
   double* psi;     /* (nfunctional) */
   double* grad;    /* (nfunctional x nvar): gradients with respect to the design variables only */
   double *df, *dc; /* the last evaluation's gradients, for the observer: (nvar), (ncon x nvar) */
-  char last_failure[200];
+  char last_failure[MB_MESSAGE_LEN];
   double start; /* of the run; for a resumed one, as if it had never stopped */
   /* a resumed run: the record, how much of it was replayed, and whether the evaluation the
      observer is told about came from it */
@@ -110,7 +110,7 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
   if (st == MB_ERR_MEMORY) return -1;
   if (st == MB_INTERRUPTED) mbo_interrupt(b->opt);
   if (st != MB_OK) {
-    snprintf(b->last_failure, sizeof b->last_failure, "%.199s", err.message);
+    snprintf(b->last_failure, sizeof b->last_failure, "%s", err.message);
     return 1;
   }
 
@@ -272,7 +272,7 @@ mb_status mb_optimize_resume(mb_desc* desc, const char* algorithm, const mb_opt_
   if (x) memcpy(x, x0, sizeof(double) * nv);
   snprintf(result->status, sizeof result->status, "%s", r.status);
   if (!strcmp(r.status, "evaluation_failed") && b.last_failure[0])
-    snprintf(result->message, sizeof result->message, "%.150s; last failure: %.300s", r.message,
+    snprintf(result->message, sizeof result->message, "%.150s; last failure: %s", r.message,
              b.last_failure);
   else
     snprintf(result->message, sizeof result->message, "%s", r.message);

@@ -104,6 +104,9 @@ typedef struct mb_model {
   int* con_side;     /* (ncon x 4) what each linear vector of a joint's or joint driver's row is
                         to the joint's reaction side (mb_reaction_side): the reaction is the
                         constraint force on that side */
+  /* the penalty that puts every constraint's c_i at the cap (compile.c), what passes slow
+     singular positions; 0 without constraints */
+  double penalty_at_cap;
 
   /* prescribed initial coordinates, same representation as constraints */
   int* pres_kind;      /* (npres) mb_con_kind */

@@ -36,8 +36,8 @@ typedef void (*mb_opt_observer)(const mb_opt_evaluation* e, void* user);
 typedef struct mb_opt_result {
   char algorithm[32];
   char status[32]; /* see mbo_result: converged, max_evaluations, ..., interrupted, failed */
-  char message[512];
-  double objective; /* at x */
+  char message[MB_MESSAGE_LEN + 200]; /* the optimiser's and the last failure's */
+  double objective;                   /* at x */
   int evaluations, gradient_evaluations, iterations, failed_evaluations;
   double seconds;
   char sensitivity_method[16]; /* forward or adjoint, "" when no gradient was computed */

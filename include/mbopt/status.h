@@ -29,11 +29,14 @@ typedef enum mb_status {
 #undef MB_STATUS_ENUM
 } mb_status;
 
+/* Room for an error message: an integration failure's cause, remedy and friction hint fit. */
+#define MB_MESSAGE_LEN 1024
+
 /* The last detailed error of an operation: its status and a one-line message with context,
    for example "bodies[2].mass: must be > 0". */
 typedef struct mb_error {
   mb_status status;
-  char message[512];
+  char message[MB_MESSAGE_LEN];
 } mb_error;
 
 /* Returns the generic text of a status code (never NULL). */
