@@ -206,23 +206,24 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
                         "functions and the joint positions%s",
                         d->t, phi, label, mb_friction_lock_hint(m));
   char remedy[320];
-  /* a penalty that puts every constraint at the cap contracts fastest where Phi_q nearly loses
-     rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
-     iterations help */
-  if (rate > MB_SLOW_RATE && m->penalty_at_cap > 2 * m->opt.penalty)
+  if (rate > MB_SLOW_RATE) {
+    /* a penalty that puts every constraint at the cap contracts fastest where Phi_q nearly loses
+       rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
+       iterations help */
+    char what_helps[96];
+    if (m->penalty_at_cap > 2 * m->opt.penalty)
+      snprintf(what_helps, sizeof what_helps,
+               "simulation.penalty = %.2g passes it (every constraint's penalty at its cap)",
+               m->penalty_at_cap);
+    else
+      snprintf(what_helps, sizeof what_helps, "raise simulation.max_newton above %d",
+               m->opt.max_newton);
     snprintf(remedy, sizeof remedy,
              ", contracting only by %.2f per iteration: the constraints are nearly singular here "
              "(a dead point, or the mechanism locking); if it locks, check the drivers' "
-             "functions and the joint positions, else simulation.penalty = %.2g passes it (every "
-             "constraint's penalty at its cap)",
-             rate, m->penalty_at_cap);
-  else if (rate > MB_SLOW_RATE)
-    snprintf(remedy, sizeof remedy,
-             ", contracting only by %.2f per iteration: the constraints are nearly singular here "
-             "(a dead point, or the mechanism locking); if it locks, check the drivers' "
-             "functions and the joint positions, else raise simulation.max_newton above %d",
-             rate, m->opt.max_newton);
-  else
+             "functions and the joint positions, else %s",
+             rate, what_helps);
+  } else
     snprintf(remedy, sizeof remedy,
              "; simulation.max_newton above %d, or a smaller step (--step %g), gives it more room",
              m->opt.max_newton, m->opt.step / 4);
