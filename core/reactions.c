@@ -82,5 +82,7 @@ int mb_reaction_frame(const mb_model* m, int j, int joint_frame, int torque, int
   if (!joint_frame) return m->unit_lvec[comp];
   const int mk = m->joint_marker[2 * j + 1];
   if (m->dim == 2) return comp == 0 ? m->marker_axis[mk] : m->marker_third[mk];
-  return comp == 0 ? m->marker_ref[mk] : comp == 1 ? m->marker_third[mk] : m->marker_axis[mk];
+  int E[3];
+  mb_marker_frame(m, mk, E);
+  return E[comp];
 }
