@@ -1375,7 +1375,7 @@ static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
     case MB_SENSOR_MULTIPLIERS:
       return explicit_row_count(d, s->joint);
     case MB_SENSOR_FRICTION_FORCE: /* one per rate */
-      return mb_friction_type_rates(d->joint[s->joint].type);
+      return mb_joint_friction_rates(d->joint[s->joint].type);
     default:
       return 1;
   }
@@ -1686,6 +1686,11 @@ static mb_status build_model(compiler* c) {
 
   /* joints */
   for (int j = 0; j < d->njoint; j++) {
+    if (d->joint[j].friction.enabled && !mb_joint_friction_rates(d->joint[j].type))
+      return mb_error_set(c->err, MB_ERR_MODEL,
+                          "joints[%d] (%s): friction is available on revolute, prismatic, "
+                          "cylindrical and spherical joints only",
+                          j, d->joint[j].name);
     m->joint_type[j] = d->joint[j].type;
     snprintf(m->joint_name + MB_NAME_LEN * j, MB_NAME_LEN, "%s", d->joint[j].name);
     joint_measures(c, j);

@@ -283,6 +283,20 @@ static void joint_frame(const mb_model* m, const mb_data* d, int j, const double
   }
 }
 
+int mb_joint_friction_rates(mb_joint_type type) {
+  switch (type) {
+    case MB_JOINT_REVOLUTE:
+    case MB_JOINT_PRISMATIC:
+      return 1;
+    case MB_JOINT_CYLINDRICAL:
+      return 2;
+    case MB_JOINT_SPHERICAL:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
 void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* mult,
                       mb_friction* f) {
   double Fg[3], Tg[3], F[3], T[3];

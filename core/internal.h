@@ -203,16 +203,11 @@ static inline void mb_marker_frame(const mb_model* m, int mk, int* E) {
   E[0] = m->marker_ref[mk], E[1] = m->marker_third[mk], E[2] = m->marker_axis[mk];
 }
 
-/* The rates the friction of a joint of type t (mb_joint_type) opposes, and of joint j: revolute
-   and prismatic joints 1 (the joint's rate), cylindrical joints 2 (the angle's rate, then the
-   translation's), spherical joints 3 (the relative angular velocity of marker 2's frame to marker
-   1's, about the global axes). */
+/* The rates the friction of joint j opposes (mb_joint_friction_rates), at most MB_FRICTION_RATES.
+ */
 #define MB_FRICTION_RATES 3
-static inline int mb_friction_type_rates(int t) {
-  return t == MB_JOINT_CYLINDRICAL ? 2 : t == MB_JOINT_SPHERICAL ? 3 : 1;
-}
 static inline int mb_friction_rates(const mb_model* m, int j) {
-  return mb_friction_type_rates(m->joint_type[j]);
+  return mb_joint_friction_rates((mb_joint_type)m->joint_type[j]);
 }
 
 /* The number of joints with friction, and of the rates their friction opposes (rates may be

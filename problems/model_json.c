@@ -1289,8 +1289,7 @@ static mb_status read_friction(json_ctx* c, const cJSON* e, const char* path, mb
   const int dim = c->d->dim, t = j->type;
   TRY(expect_object(c, e, path));
   TRY(check_keys(c, e, path, keys));
-  if (t != MB_JOINT_REVOLUTE && t != MB_JOINT_PRISMATIC && t != MB_JOINT_CYLINDRICAL &&
-      t != MB_JOINT_SPHERICAL)
+  if (!mb_joint_friction_rates(t))
     return fail(c, path,
                 "friction is available on revolute, prismatic, cylindrical and spherical joints "
                 "(not on %s)",

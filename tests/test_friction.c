@@ -11,7 +11,9 @@
    - a ball turning in its socket (spherical joint at the centre of mass, isotropic inertia)
      keeps its axis and spins down at r m g mu_d / I;
    - the gradient of the sliding block's final rate with respect to mu_d by both methods against
-     central differences. */
+     central differences;
+   - a description built by hand with friction on a joint type that takes none is refused by the
+     compiler, naming the joint. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,8 +414,33 @@ static void derivatives(mbt_tally* t, const char* path) {
   mb_desc_free(&desc);
 }
 
+/* A library user's description, not the loader's: the sleeve's cylindrical joint turned into a
+   universal joint keeps its friction, which mb_compile must refuse rather than drop. */
+static void friction_without_law(mbt_tally* t) {
+  mb_desc d;
+  mb_error err;
+  mb_model* m = NULL;
+  if (mb_desc_load_json("tests/models/ok/friction_sleeve.json", &d, &err) != MB_OK) {
+    mbt_check(t, 0, "friction_sleeve.json loads", 0, 0);
+    return;
+  }
+  int j = 0;
+  while (j < d.njoint && !d.joint[j].friction.enabled) j++;
+  char expected[160];
+  snprintf(expected, sizeof expected, "joints[%d] (%s): friction is available", j,
+           j < d.njoint ? d.joint[j].name : "");
+  if (j < d.njoint) d.joint[j].type = MB_JOINT_UNIVERSAL;
+  const mb_status st = j < d.njoint ? mb_compile(&d, &m, &err) : MB_OK;
+  const int refused = st == MB_ERR_MODEL && strstr(err.message, expected) != NULL;
+  if (!refused) printf("     %s\n", st == MB_OK ? "compiled" : err.message);
+  mbt_check(t, refused, "friction on a universal joint refused by mb_compile", 0, 0);
+  mb_model_free(m);
+  mb_desc_free(&d);
+}
+
 int main(void) {
   mbt_tally t = {0};
+  friction_without_law(&t);
   block_on_incline(&t);
   disc_on_pin(&t);
   rotor_thrust(&t);

@@ -138,6 +138,12 @@ typedef struct mb_friction_desc {
   mb_real radius, length, width, thrust_radius;
 } mb_friction_desc;
 
+/* The rates the friction of a joint of this type opposes: revolute and prismatic joints 1 (the
+   joint's rate), cylindrical joints 2 (the angle's rate, then the translation's), spherical joints
+   3 (the relative angular velocity of marker 2's frame to marker 1's, about the global axes); 0
+   for the types that take no friction (universal, planar, fixed). */
+int mb_joint_friction_rates(mb_joint_type type);
+
 /* Body index -1 denotes the ground. */
 typedef struct mb_joint_desc {
   char name[MB_NAME_LEN];
