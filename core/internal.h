@@ -203,8 +203,7 @@ static inline void mb_marker_frame(const mb_model* m, int mk, int* E) {
   E[0] = m->marker_ref[mk], E[1] = m->marker_third[mk], E[2] = m->marker_axis[mk];
 }
 
-/* The rates the friction of joint j opposes (mb_joint_friction_rates), at most MB_FRICTION_RATES.
- */
+/* The rates joint j's friction opposes (mb_joint_friction_rates), at most MB_FRICTION_RATES. */
 #define MB_FRICTION_RATES 3
 static inline int mb_friction_rates(const mb_model* m, int j) {
   return mb_joint_friction_rates((mb_joint_type)m->joint_type[j]);
