@@ -329,12 +329,6 @@ mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
   return st;
 }
 
-/* The state a failed step starts again from: t, q, qd, qdd, lambda. */
-typedef struct step_start {
-  double t;
-  double* x; /* (3 nq + ncon) */
-} step_start;
-
 static void state_copy(const mb_model* m, mb_data* d, double* x, int save) {
   double* parts[4] = {d->q, d->qd, d->qdd, d->lambda};
   const int sizes[4] = {m->nq, m->nq, m->nq, m->ncon};
@@ -345,33 +339,61 @@ static void state_copy(const mb_model* m, mb_data* d, double* x, int save) {
       memcpy(parts[k], x, sizeof(double) * sizes[k]);
 }
 
-/* mb_step; when its Newton iteration fails, the step again from its start on 2, 4, ... up to
-   max_substeps sub-steps (a contact or impact that changes the motion too fast for one step).
-   The sub-steps run the same model at h / n with the penalty raised n^2 times, which keeps every
-   c_i = alpha beta h^2 / m as compiled. Only the full steps count (report.steps), so outputs,
-   functionals and the energy balance keep their grid. */
-static mb_status step_or_substeps(const mb_model* m, mb_data* d, step_start* start, mb_error* err) {
-  if (m->opt.max_substeps < 2) return mb_step(m, d, err);
+int mb_step_start_init(const mb_model* m, mb_step_start* start) {
+  memset(start, 0, sizeof *start);
+  if (m->opt.max_substeps < 2) return 0;
+  start->x = malloc(sizeof(double) * (3 * (size_t)m->nq + m->ncon + 1));
+  return start->x ? 0 : -1;
+}
+
+void mb_step_start_free(mb_step_start* start) {
+  free(start->x);
+  start->x = NULL;
+}
+
+void mb_step_start_save(const mb_model* m, mb_data* d, mb_step_start* start) {
   start->t = d->t;
+  start->steps = d->report.steps;
   state_copy(m, d, start->x, 1);
+}
+
+mb_model mb_substep_model(const mb_model* m, int n) {
+  mb_model sub = *m; /* settings by value, the arrays shared and only read */
+  sub.opt.step = m->opt.step / n;
+  sub.opt.penalty = m->opt.penalty * n * n;
+  return sub;
+}
+
+mb_status mb_substeps(const mb_model* m, mb_data* d, const mb_step_start* start, int n,
+                      mb_substep_hook after, void* user, mb_error* err) {
+  const mb_model sub = mb_substep_model(m, n);
+  const double t_next = (start->steps + 1) * m->opt.step;
+  d->t = start->t;
+  state_copy(m, d, start->x, 0);
+  mb_status st = MB_OK;
+  for (int j = 1; j <= n && st == MB_OK; j++) {
+    st = ali3p_step(&sub, d, start->t + (t_next - start->t) * j / n, err);
+    if (st == MB_OK && after) st = after(&sub, d, user, err);
+  }
+  if (st == MB_OK) d->report.steps = start->steps + 1;
+  return st;
+}
+
+mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* start, int* count,
+                              mb_error* err) {
+  *count = 1;
+  if (m->opt.max_substeps < 2) return mb_step(m, d, err);
+  mb_step_start_save(m, d, start);
   mb_status st = mb_step(m, d, err);
   if (st != MB_NEWTON_FAILED) return st;
-  const double t_next = (d->report.steps + 1) * m->opt.step;
   int n = 2;
   for (; n <= m->opt.max_substeps; n *= 2) {
-    mb_model sub = *m; /* settings by value, the arrays shared and only read */
-    sub.opt.step = m->opt.step / n;
-    sub.opt.penalty = m->opt.penalty * n * n;
-    d->t = start->t;
-    state_copy(m, d, start->x, 0);
     mb_error sub_err;
-    mb_status sub_st = MB_OK;
-    for (int j = 1; j <= n && sub_st == MB_OK; j++)
-      sub_st = ali3p_step(&sub, d, start->t + (t_next - start->t) * j / n, &sub_err);
+    const mb_status sub_st = mb_substeps(m, d, start, n, NULL, NULL, &sub_err);
     if (sub_st == MB_OK) {
-      d->report.steps++;
       d->report.substepped_steps++;
       if (n > d->report.finest_substeps) d->report.finest_substeps = n;
+      *count = n;
       return MB_OK;
     }
     if (sub_st != MB_NEWTON_FAILED) {
@@ -429,16 +451,16 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
 
-  step_start start = {0, NULL};
-  if (m->opt.max_substeps > 1 &&
-      !(start.x = malloc(sizeof(double) * (3 * (size_t)m->nq + m->ncon + 1))))
+  mb_step_start start;
+  if (mb_step_start_init(m, &start) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
   /* the k-th output at the step nearest k * interval: counted, not accumulated, so that rounding
      does not shift the output times by a step over a long run */
   long outputs = 1;
   for (long n = 1; n <= nstep; n++) {
-    if ((st = step_or_substeps(m, d, &start, err)) != MB_OK) break;
+    int substeps;
+    if ((st = mb_step_or_substeps(m, d, &start, &substeps, err)) != MB_OK) break;
     const int output = obs && (d->t >= outputs * interval - 0.5 * h || n == nstep);
     (output ? mb_sensors : mb_sensors_angles)(m, d);
     energy_balance(m, d, 0);
@@ -448,6 +470,6 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
       if (obs(m, d, user)) break;
     }
   }
-  free(start.x);
+  mb_step_start_free(&start);
   return st;
 }

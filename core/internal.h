@@ -426,6 +426,39 @@ void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, doub
 void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ);
 
+/* A step taken again on sub-steps after its Newton iteration failed (ali3p.c): a contact or
+   impact that changes the motion too fast for one step. The state the step starts from: */
+typedef struct mb_step_start {
+  double t;
+  int steps; /* the full steps taken before it (report.steps) */
+  double* x; /* (3 nq + ncon) q, qd, qdd, lambda; NULL when max_substeps < 2 */
+} mb_step_start;
+
+/* Allocates start->x when the settings allow sub-steps; -1 when out of memory. */
+int mb_step_start_init(const mb_model* m, mb_step_start* start);
+void mb_step_start_free(mb_step_start* start);
+void mb_step_start_save(const mb_model* m, mb_data* d, mb_step_start* start);
+
+/* The model of n sub-steps: the same model at h / n with the penalty raised n^2 times, which
+   keeps every c_i = alpha beta h^2 / m as compiled (settings by value, arrays shared). */
+mb_model mb_substep_model(const mb_model* m, int n);
+
+/* Called after each sub-step with the sub-step model; a status other than MB_OK stops. */
+typedef mb_status (*mb_substep_hook)(const mb_model* sub, mb_data* d, void* user, mb_error* err);
+
+/* Takes the step from `start` to the next full step again, on n sub-steps, calling after (may be
+   NULL) after each. On success report.steps counts the full step. */
+mb_status mb_substeps(const mb_model* m, mb_data* d, const mb_step_start* start, int n,
+                      mb_substep_hook after, void* user, mb_error* err);
+
+/* mb_step; when its Newton iteration fails, the step again from its start on 2, 4, ... up to
+   max_substeps sub-steps, the fewest that pass (*count, 1 for the full step; the report counts
+   the retried steps). Only the full steps count (report.steps), so outputs, functionals and the
+   energy balance keep their grid. When every count fails, d stays at the last completed step and
+   the message of the full step says "(also on N sub-steps)". */
+mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* start, int* count,
+                              mb_error* err);
+
 /* Newton matrix M + gamma h C + beta h^2 (K + alpha Phi_q^T S Phi_q [+ Phi_qq^T mult when exact])
    into T (values on the system pattern), from the constraints already evaluated in d and the
    forces, which it evaluates (Q into d->force, C also into damp unless damp is NULL); gram (may

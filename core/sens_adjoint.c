@@ -12,7 +12,8 @@
    K^T, one column per functional: the cost does not grow with the number of parameters, whose
    explicit terms enter only as dot products at the steps where they act. The forward run stores
    each step's states (or, with checkpointing, every k-th state, and recomputes each segment before
-   sweeping it). */
+   sweeping it). A step retried on sub-steps (ali3p.c) is stored and swept as its sub-steps, each
+   a step of its sub-step model; the functionals take their share at the full steps only. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,12 +29,28 @@
    (qd, qdd, sigma, kappa) */
 enum { REC_Q, REC_QDS, REC_QDDS, REC_LAM, REC_QD, REC_QDD, REC_SIG, REC_KAP, REC_COUNT };
 
+/* What the tape knows of a record: the end of a full step, or of one of its sub-steps when the
+   step was retried on sub-steps (ali3p.c); each sub-step is a step of its own sub-step model. */
+typedef struct point {
+  double t;
+  long step;    /* the full step it belongs to */
+  int substeps; /* the sub-steps that step took, 1 for none */
+  int last;     /* it ends the full step: the functionals take their share of the step there */
+} point;
+
 typedef struct tape {
   int nq, nc, k; /* checkpoint interval k (>= number of steps: everything is stored) */
   long nstep;
-  size_t rec;    /* doubles per step record */
-  double* steps; /* (min(k, nstep) + 1) records: the current segment */
-  double* marks; /* (nstep / k + 1) x (3 nq + nc) checkpoints: q, qd, qdd, lambda */
+  size_t rec;     /* doubles per step record */
+  long cap, used; /* records the buffers hold, and those filled */
+  double* steps;  /* (cap) records: the current segment, slot 0 its start */
+  point* points;  /* (cap) */
+  double* marks;  /* (nstep / k + 1) x (3 nq + nc) checkpoints: q, qd, qdd, lambda */
+  /* the steps retried on sub-steps, ascending, with their counts: a recomputed segment takes
+     them the same way */
+  long *retried, nretried, retried_cap;
+  int* retried_count;
+  mb_model* sub; /* (max_substeps levels) the models of 2, 4, ... sub-steps */
   size_t bytes;
 } tape;
 
@@ -49,8 +66,22 @@ static double* rec_field(const tape* tp, long slot, int field) {
   return tp->steps + (size_t)slot * tp->rec + rec_offset(tp, field);
 }
 
-static void record_step(const mb_model* m, const mb_data* d, tape* tp, long slot) {
+/* Records the state of d in the next slot, growing the buffers when a segment holds sub-steps;
+   -1 when out of memory. */
+static int record_step(const mb_model* m, const mb_data* d, tape* tp, point at) {
   const size_t nq = m->nq, nc = m->ncon;
+  if (tp->used == tp->cap) {
+    const long cap = 2 * tp->cap;
+    double* steps = realloc(tp->steps, (size_t)cap * tp->rec * sizeof(double) + 1);
+    if (steps) tp->steps = steps;
+    point* points = realloc(tp->points, (size_t)cap * sizeof(point));
+    if (points) tp->points = points;
+    if (!steps || !points) return -1;
+    tp->bytes += (size_t)(cap - tp->cap) * (tp->rec * sizeof(double) + sizeof(point));
+    tp->cap = cap;
+  }
+  const long slot = tp->used++;
+  tp->points[slot] = at;
   memcpy(rec_field(tp, slot, REC_Q), d->q, nq * sizeof(double));
   memcpy(rec_field(tp, slot, REC_QDS), d->qd_star, nq * sizeof(double));
   memcpy(rec_field(tp, slot, REC_QDDS), d->qdd_star, nq * sizeof(double));
@@ -59,6 +90,66 @@ static void record_step(const mb_model* m, const mb_data* d, tape* tp, long slot
   memcpy(rec_field(tp, slot, REC_QDD), d->qdd, nq * sizeof(double));
   memcpy(rec_field(tp, slot, REC_SIG), d->sigma, nc * sizeof(double));
   memcpy(rec_field(tp, slot, REC_KAP), d->kappa, nc * sizeof(double));
+  return 0;
+}
+
+static int compare_steps(const void* a, const void* b) {
+  const long x = *(const long*)a, y = *(const long*)b;
+  return (x > y) - (x < y);
+}
+
+/* The sub-steps step n took (1 for none). */
+static int substeps_of(const tape* tp, long n) {
+  const long* hit =
+      tp->nretried ? bsearch(&n, tp->retried, tp->nretried, sizeof(long), compare_steps) : NULL;
+  return hit ? tp->retried_count[hit - tp->retried] : 1;
+}
+
+static int note_retried(tape* tp, long n, int substeps) {
+  if (tp->nretried == tp->retried_cap) {
+    const long cap = 2 * tp->retried_cap + 8;
+    long* steps = realloc(tp->retried, (size_t)cap * sizeof(long));
+    if (steps) tp->retried = steps;
+    int* counts = realloc(tp->retried_count, (size_t)cap * sizeof(int));
+    if (counts) tp->retried_count = counts;
+    if (!steps || !counts) return -1;
+    tp->retried_cap = cap;
+  }
+  tp->retried[tp->nretried] = n;
+  tp->retried_count[tp->nretried++] = substeps;
+  return 0;
+}
+
+/* The model a record's step was taken with. */
+static const mb_model* point_model(const mb_model* m, const tape* tp, const point* at) {
+  int level = 0;
+  while ((1 << level) < at->substeps) level++;
+  return level ? &tp->sub[level - 1] : m;
+}
+
+/* Records the step n just taken on `substeps` sub-steps from `start`: one record, or the step
+   taken again from start with a record after each sub-step. */
+typedef struct recorder {
+  tape* tp;
+  long step;
+  int substeps, taken;
+} recorder;
+
+static mb_status record_substep(const mb_model* sub, mb_data* d, void* user, mb_error* err) {
+  recorder* r = user;
+  r->taken++;
+  const point at = {d->t, r->step, r->substeps, r->taken == r->substeps};
+  return record_step(sub, d, r->tp, at) == 0
+             ? MB_OK
+             : mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
+}
+
+static mb_status record_taken_step(const mb_model* m, mb_data* d, tape* tp,
+                                   const mb_step_start* start, long n, int substeps,
+                                   mb_error* err) {
+  recorder r = {tp, n, substeps, 0};
+  if (substeps == 1) return record_substep(m, d, &r, err);
+  return mb_substeps(m, d, start, substeps, record_substep, &r, err);
 }
 
 static void restore_step(const mb_model* m, mb_data* d, const tape* tp, long slot) {
@@ -105,11 +196,27 @@ static int tape_init(const mb_model* m, tape* tp, long nstep, int k) {
   tp->nq = m->nq, tp->nc = m->ncon, tp->nstep = nstep;
   tp->k = k > 0 && k < nstep ? k : (int)(nstep > 0 ? nstep : 1);
   tp->rec = 6 * (size_t)m->nq + 3 * (size_t)m->ncon;
-  const size_t nrec = (size_t)tp->k + 1, nmark = (size_t)(nstep / tp->k) + 1;
-  tp->steps = calloc(nrec * tp->rec + 1, sizeof(double));
+  tp->cap = tp->k + 1;
+  const size_t nmark = (size_t)(nstep / tp->k) + 1;
+  tp->steps = calloc((size_t)tp->cap * tp->rec + 1, sizeof(double));
+  tp->points = calloc((size_t)tp->cap, sizeof(point));
   tp->marks = calloc(nmark * (3 * (size_t)m->nq + m->ncon) + 1, sizeof(double));
-  tp->bytes = (nrec * tp->rec + nmark * (3 * (size_t)m->nq + m->ncon)) * sizeof(double);
-  return tp->steps && tp->marks;
+  int levels = 0;
+  while ((2 << levels) <= m->opt.max_substeps) levels++;
+  tp->sub = calloc((size_t)levels + 1, sizeof(mb_model));
+  for (int l = 0; tp->sub && l < levels; l++) tp->sub[l] = mb_substep_model(m, 2 << l);
+  tp->bytes = (size_t)tp->cap * (tp->rec * sizeof(double) + sizeof(point)) +
+              nmark * (3 * (size_t)m->nq + m->ncon) * sizeof(double);
+  return tp->steps && tp->points && tp->marks && tp->sub;
+}
+
+static void tape_free(tape* tp) {
+  free(tp->steps);
+  free(tp->points);
+  free(tp->marks);
+  free(tp->retried);
+  free(tp->retried_count);
+  free(tp->sub);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -194,23 +301,27 @@ static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws*
   explicit_terms(m, d, ws, a, level, grad);
 }
 
-/* The point of step n: its record restored into pt->d, the projected state and the dynamic state
-   factorised, the projected rates in d. Depends on the tape only. */
-static mb_status prepare_step(const mb_model* m, const tape* tp, sens_point* pt, long n, long slot,
+/* The point of the record in `slot`: restored into pt->d, the projected state and the dynamic
+   state factorised with the model of its step, the projected rates in d. Depends on the tape
+   only. */
+static mb_status prepare_step(const mb_model* m, const tape* tp, sens_point* pt, long slot,
                               mb_error* err) {
-  restore_step(m, pt->d, tp, slot);
-  pt->d->t = n * m->opt.step;
-  mb_status st = sens_projected_state(m, pt, 0, err);
-  if (st == MB_OK) st = sens_dynamic_state(m, pt, pt->gram, err);
+  const mb_model* sm = point_model(m, tp, &tp->points[slot]);
+  restore_step(sm, pt->d, tp, slot);
+  pt->d->t = tp->points[slot].t;
+  mb_status st = sens_projected_state(sm, pt, 0, err);
+  if (st == MB_OK) st = sens_dynamic_state(sm, pt, pt->gram, err);
   sens_use_projected_rates(m, pt);
   return st;
 }
 
-/* One backward step through step n, prepared in pt. On entry the adjoints hold the derivatives
-   of the functionals with respect to (q, qd, qdd)_rho of step n without its own objective terms;
-   on exit those of step n - 1, the same. */
-static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoint* a, long n,
-                          long nstep, double* grad) {
+/* One backward step through the record in `slot` (a step, or a sub-step), prepared in pt. On
+   entry the adjoints hold the derivatives of the functionals with respect to (q, qd, qdd)_rho of
+   that record without its own objective terms; on exit those of the record before, the same. */
+static void backward_step(const mb_model* run, const tape* tp, sens_point* pt, sens_ws* ws,
+                          adjoint* a, long slot, double* grad) {
+  const point* at = &tp->points[slot];
+  const mb_model* m = point_model(run, tp, at);
   const int nq = m->nq, nf = a->nf;
   const size_t len = (size_t)nq * nf;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
@@ -221,8 +332,11 @@ static void backward_step(const mb_model* m, sens_point* pt, sens_ws* ws, adjoin
   memset(a->lbar, 0, sizeof(double) * (size_t)m->ncon * nf);
   /* the angles on their branch at step n: unwrapped backward from the final ones, step by step */
   mb_sensors_angles(m, d);
-  if (n == nstep) objective_terms(m, d, ws, a, 1, 1, grad);
-  objective_terms(m, d, ws, a, 0, n == nstep ? 0.5 * h : h, grad);
+  if (at->last) {
+    const int final = at->step == tp->nstep;
+    if (final) objective_terms(run, d, ws, a, 1, 1, grad);
+    objective_terms(run, d, ws, a, 0, final ? 0.5 * run->opt.step : run->opt.step, grad);
+  }
 
   /* projections, last first: the acceleration projection reads the projected velocities */
   projection_adjoint(m, pt, ws, a, 2, a->cbar, qdd_star_bar, grad);
@@ -265,8 +379,7 @@ typedef struct sweep {
   const mb_model* m;
   const tape* tp;
   sens_point* pt[2];
-  long s0, s1;         /* steps s1 down to s0 + 1; step n uses slot (s1 - n) % 2 */
-  int full;            /* record slot of step n: n (full tape) or n - s0 */
+  long last;           /* records last down to 1; record r uses point (last - r) % 2 */
   atomic_int ready[2]; /* slot prepared, not yet consumed */
   mb_status st[2];     /* the preparation's status */
   mb_error err[2];     /* and its error */
@@ -299,17 +412,13 @@ static void hand_over(sweep* sw, int k, int value) {
   pthread_mutex_unlock(&sw->mu);
 }
 
-static long record_slot(const sweep* sw, long n) {
-  return sw->full ? n : n - sw->s0;
-}
-
 static void* worker(void* arg) {
   sweep* sw = arg;
-  for (long n = sw->s1; n > sw->s0; n--) {
-    const int k = (int)((sw->s1 - n) % 2);
+  for (long r = sw->last; r > 0; r--) {
+    const int k = (int)((sw->last - r) % 2);
     wait_slot(sw, k, 0);
     if (atomic_load(&sw->stop)) break;
-    sw->st[k] = prepare_step(sw->m, sw->tp, sw->pt[k], n, record_slot(sw, n), &sw->err[k]);
+    sw->st[k] = prepare_step(sw->m, sw->tp, sw->pt[k], r, &sw->err[k]);
     hand_over(sw, k, 1);
     if (sw->st[k] != MB_OK) break;
   }
@@ -323,17 +432,14 @@ static void copy_sensor_state(const mb_model* m, const mb_data* from, mb_data* t
   to->have_unwrap = from->have_unwrap;
 }
 
-/* The backward sweep of steps s1 down to s0 + 1 (their records in the tape); threaded when
-   pt[1] is given. */
+/* The backward sweep of the tape's records from the last down to slot 1; threaded when pt[1] is
+   given. */
 static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, sens_point* pt0,
-                               sens_point* pt1, adjoint* a, long s0, long s1, int full, long nstep,
-                               double* grad, mb_error* err) {
+                               sens_point* pt1, adjoint* a, double* grad, mb_error* err) {
   sweep sw = {m,
               tp,
               {pt0, pt1 ? pt1 : pt0},
-              s0,
-              s1,
-              full,
+              tp->used - 1,
               {0, 0},
               {MB_OK, MB_OK},
               {{0}},
@@ -341,24 +447,24 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
               PTHREAD_MUTEX_INITIALIZER,
               PTHREAD_COND_INITIALIZER};
   pthread_t thread;
-  const int threaded = pt1 && s1 - s0 > 1 && pthread_create(&thread, NULL, worker, &sw) == 0;
+  const int threaded = pt1 && sw.last > 1 && pthread_create(&thread, NULL, worker, &sw) == 0;
   mb_status st = MB_OK;
   const mb_data* last = NULL;
-  for (long n = s1; n > s0 && st == MB_OK; n--) {
-    const int k = threaded ? (int)((s1 - n) % 2) : 0;
+  for (long r = sw.last; r > 0 && st == MB_OK; r--) {
+    const int k = threaded ? (int)((sw.last - r) % 2) : 0;
     if (threaded) {
       wait_slot(&sw, k, 1);
       if ((st = sw.st[k]) != MB_OK) {
         if (err) *err = sw.err[k];
         break;
       }
-    } else if ((st = prepare_step(m, tp, sw.pt[k], n, record_slot(&sw, n), err)) != MB_OK) {
+    } else if ((st = prepare_step(m, tp, sw.pt[k], r, err)) != MB_OK) {
       break;
     }
     /* the sensors unwrap their angles against the last step evaluated, in the other slot */
     mb_data* d = sw.pt[k]->d;
     if (last && last != d) copy_sensor_state(m, last, d);
-    backward_step(m, sw.pt[k], ws, a, n, nstep, grad);
+    backward_step(m, tp, sw.pt[k], ws, a, r, grad);
     last = d;
     if (threaded) hand_over(&sw, k, 0);
   }
@@ -402,6 +508,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   tape tp = {0};
   adjoint a = {0};
   sens_point pt1 = {0};
+  mb_step_start start = {0};
   mb_status st = MB_ERR_MEMORY;
   double* buf = NULL;
   sens_ws* ws = sens_create(desc, m, p, err);
@@ -411,7 +518,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   }
   const size_t cq = (size_t)nq * (nf > 0 ? nf : 1), cc = (size_t)nc * (nf > 0 ? nf : 1);
   buf = calloc(6 * cq + 5 * cc + nq + nc + 8, sizeof(double));
-  if (!tape_init(m, &tp, nstep, checkpoint) || !buf) {
+  if (!tape_init(m, &tp, nstep, checkpoint) || !buf || mb_step_start_init(m, &start) != 0) {
     mb_error_set(err, st, "adjoint sensitivity: out of memory");
     goto done;
   }
@@ -432,34 +539,39 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   save_mark(m, d, &tp, 0);
-  if (full) record_step(m, d, &tp, 0);
+  const point assembled = {0, 0, 1, 1};
+  if (full && record_step(m, d, &tp, assembled) != 0) goto out_of_memory;
   mb_sensors_angles(m, d);
   mb_functionals_accumulate(m, d, 0, nstep, psi);
   for (long n = 1; n <= nstep; n++) {
-    if ((st = mb_step(m, d, err)) != MB_OK) goto done;
-    if (full) record_step(m, d, &tp, n);
+    int substeps;
+    if ((st = mb_step_or_substeps(m, d, &start, &substeps, err)) != MB_OK) goto done;
+    if (substeps > 1 && note_retried(&tp, n, substeps) != 0) goto out_of_memory;
+    if (full && (st = record_taken_step(m, d, &tp, &start, n, substeps, err)) != MB_OK) goto done;
     if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
     mb_sensors_angles(m, d);
     mb_functionals_accumulate(m, d, n, nstep, psi);
   }
 
-  /* backward, segment by segment: [s0 + 1, s1] recomputed from the checkpoint at s0 */
+  /* backward, segment by segment: [s0 + 1, s1] recomputed from the checkpoint at s0, its steps
+     taken as the forward run took them (slot 0 stays the segment's start) */
   ws->pt.d = d;
-  if (second_point(m, &pt1) != 0) {
-    st = mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
-    goto done;
-  }
+  if (second_point(m, &pt1) != 0) goto out_of_memory;
   for (long s1 = nstep; s1 > 0;) {
     const long s0 = ((s1 - 1) / tp.k) * tp.k;
     if (!full) {
       load_mark(m, d, &tp, s0 / tp.k, s0);
+      tp.used = 1;
       for (long n = s0 + 1; n <= s1; n++) {
-        if ((st = mb_step(m, d, err)) != MB_OK) goto done;
-        record_step(m, d, &tp, n - s0);
+        const int substeps = substeps_of(&tp, n);
+        if (substeps > 1)
+          mb_step_start_save(m, d, &start);
+        else if ((st = mb_step(m, d, err)) != MB_OK)
+          goto done;
+        if ((st = record_taken_step(m, d, &tp, &start, n, substeps, err)) != MB_OK) goto done;
       }
     }
-    st =
-        sweep_segment(m, &tp, ws, &ws->pt, pt1.d ? &pt1 : NULL, &a, s0, s1, full, nstep, grad, err);
+    st = sweep_segment(m, &tp, ws, &ws->pt, pt1.d ? &pt1 : NULL, &a, grad, err);
     if (st != MB_OK) goto done;
     s1 = s0;
   }
@@ -486,13 +598,16 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
                                  mbu_dot(nc, a.lbar + (size_t)f * nc, ws->lamr + (size_t)k * nc);
     }
   st = MB_OK;
+  goto done;
 
+out_of_memory:
+  st = mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
 done:
   mb_data_free(pt1.d);
   sens_point_free(&pt1);
+  mb_step_start_free(&start);
   if (memory) *memory = tp.bytes;
-  free(tp.steps);
-  free(tp.marks);
+  tape_free(&tp);
   free(buf);
   sens_free(ws);
   return st;

@@ -6,7 +6,8 @@
    - the velocity and acceleration projection sensitivities (eqs. 15-21), with the factorisation
      of the projections.
    The initial state is differentiated through the assembly. Functionals are integrated with the
-   trapezoidal rule on the step grid, the quadrature consistent with the integrator. */
+   trapezoidal rule on the step grid, the quadrature consistent with the integrator. A step
+   retried on sub-steps (ali3p.c) is taken again with the sensitivities of each sub-step. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,19 @@ static mb_status step_sensitivity(const mb_model* m, mb_data* d, sens_ws* ws, do
   return MB_OK;
 }
 
+/* What a step's sensitivities carry from one step to the next (mb_substep_hook's user). */
+typedef struct forward_step {
+  sens_ws* ws;
+  double *hat_v, *hat_a, *qdr_star, *qddr_star;
+} forward_step;
+
+/* The sensitivities through the step of model m (the model's or a sub-step's) just taken. */
+static mb_status forward_step_taken(const mb_model* m, mb_data* d, void* user, mb_error* err) {
+  forward_step* fs = user;
+  sensitivity_history(m, fs->ws, fs->hat_v, fs->hat_a);
+  return step_sensitivity(m, d, fs->ws, fs->hat_v, fs->hat_a, fs->qdr_star, fs->qddr_star, err);
+}
+
 /* psi += weight (g or w), grad += weight dg/drho at the current state */
 static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, double weight,
                        double* psi, double* grad) {
@@ -123,16 +137,17 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
   const size_t cols = (size_t)m->nq * (p > 0 ? p : 1);
   sens_ws* ws = sens_create(desc, m, p, err);
   double* hist = calloc(4 * cols, sizeof(double));
+  mb_step_start start;
+  const int start_failed = mb_step_start_init(m, &start);
   mb_status st = MB_ERR_MEMORY;
-  if (!ws || !hist) {
+  if (!ws || !hist || start_failed) {
     if (!ws && err && err->status != MB_OK)
       st = err->status;
     else
       mb_error_set(err, st, "forward sensitivity: out of memory");
     goto done;
   }
-  double *hat_v = hist, *hat_a = hist + cols, *qdr_star = hist + 2 * cols;
-  double* qddr_star = hist + 3 * cols;
+  forward_step fs = {ws, hist, hist + cols, hist + 2 * cols, hist + 3 * cols};
   memset(psi, 0, sizeof(double) * m->nfunctional);
   if (grad) memset(grad, 0, sizeof(double) * m->nfunctional * p);
   memset(&d->report, 0, sizeof d->report);
@@ -145,16 +160,20 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
   mb_sensors_angles(m, d);
   accumulate(m, d, ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
   for (long n = 1; n <= nstep; n++) {
-    if (p > 0) sensitivity_history(m, ws, hat_v, hat_a);
-    if ((st = mb_step(m, d, err)) != MB_OK) goto done;
-    if (p > 0 && (st = step_sensitivity(m, d, ws, hat_v, hat_a, qdr_star, qddr_star, err)) != MB_OK)
-      goto done;
+    /* a step retried on sub-steps is taken again with the sensitivities of each sub-step */
+    int substeps;
+    if ((st = mb_step_or_substeps(m, d, &start, &substeps, err)) != MB_OK) goto done;
+    if (p > 0)
+      st = substeps == 1 ? forward_step_taken(m, d, &fs, err)
+                         : mb_substeps(m, d, &start, substeps, forward_step_taken, &fs, err);
+    if (st != MB_OK) goto done;
     mb_sensors_angles(m, d);
     accumulate(m, d, ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
   }
   accumulate(m, d, ws, 1, 1, psi, grad);
 
 done:
+  mb_step_start_free(&start);
   free(hist);
   sens_free(ws);
   return st;

@@ -25,7 +25,8 @@ static void gradient_help(FILE* out) {
   cli_run_options_help(out, 19, CLI_REFRESH_DEFAULT, 1);
   fprintf(out,
           "  --json           print one JSON object: parameters, functionals with value and\n"
-          "                   gradient, method, reason, seconds (memory_bytes for adjoint)\n"
+          "                   gradient, method, reason, substepped_steps, seconds\n"
+          "                   (memory_bytes for adjoint)\n"
           "  -h, --help       show this help\n");
 }
 
@@ -36,6 +37,8 @@ static void print_table(const mb_desc* d, const mb_model* m, const double* psi, 
   printf("method    %s (%s)\n", mb_method_name(info->method), info->reason);
   if (info->method == MB_METHOD_ADJOINT)
     printf("memory    %.3g MB of trajectory\n", info->memory_bytes / 1e6);
+  if (info->substepped_steps)
+    printf("steps     %d retried on sub-steps (simulation.max_substeps)\n", info->substepped_steps);
   /* wide tables (many parameters) list one entry per line */
   if (p > 8) {
     for (int f = 0; f < m->nfunctional; f++) {
@@ -76,6 +79,7 @@ static void print_json(const mb_desc* d, const mb_model* m, const double* psi, c
   cJSON_AddStringToObject(o, "reason", info->reason);
   if (info->method == MB_METHOD_ADJOINT)
     cJSON_AddNumberToObject(o, "memory_bytes", (double)info->memory_bytes);
+  cJSON_AddNumberToObject(o, "substepped_steps", info->substepped_steps);
   cJSON_AddNumberToObject(o, "seconds", seconds);
   cli_print_json(o);
   cJSON_Delete(o);

@@ -37,28 +37,32 @@ static void choose(const mb_desc* desc, const mb_model* m, mb_gradient_info* inf
            p, p > nf ? ">" : "<=", nf);
 }
 
+/* stops a probe once it has completed the step given */
 static int stop_after(const mb_model* m, const mb_data* d, void* user) {
   (void)m;
-  return d->t >= *(const double*)user;
+  return d->report.steps >= *(const int*)user;
 }
 
-/* After a gradient's step failed at t_fail: whether simulate's retry on sub-steps passes it. Then
-   the message says so, and which fixed step gets the gradient through (the sensitivities
-   differentiate one grid of steps, so they cannot retry). */
-static void sub_step_remedy(const mb_model* m, double t_fail, mb_error* err) {
+/* The most sub-steps a failed gradient's probe tries: a step that needs more is better served
+   by a smaller step. */
+#define MB_PROBE_SUBSTEPS 64
+
+/* After a gradient failed on step `failed` with its retry on max_substeps sub-steps: whether more
+   sub-steps pass it. Then the message says how many, and which fixed step gets it through. */
+static void sub_step_remedy(const mb_model* m, int failed, mb_error* err) {
+  if (m->opt.max_substeps >= MB_PROBE_SUBSTEPS) return;
   mb_model probe = *m; /* settings by value, the arrays shared and only read */
-  probe.opt.max_substeps = m->opt.max_substeps > 8 ? m->opt.max_substeps : 8;
+  probe.opt.max_substeps = MB_PROBE_SUBSTEPS;
   probe.opt.output_interval = 0;
   mb_data* d = mb_data_create(m);
   mb_error probe_err;
-  if (d && mb_simulate(&probe, d, stop_after, &t_fail, &probe_err) == MB_OK &&
-      d->report.finest_substeps > 1 && d->t >= t_fail) {
+  if (d && mb_simulate(&probe, d, stop_after, &failed, &probe_err) == MB_OK &&
+      d->report.steps >= failed && d->report.finest_substeps > m->opt.max_substeps) {
     const int n = d->report.finest_substeps;
     mb_error_set(err, MB_NEWTON_FAILED,
-                 "t = %g: the Newton iteration fails at h = %g but passes on %d sub-steps (which "
-                 "simulate retries on its own); a gradient takes every step at one size: --step %g "
-                 "gets it through",
-                 t_fail, m->opt.step, n, m->opt.step / n);
+                 "t = %g: the Newton iteration fails at h = %g, also on %d sub-steps, but passes "
+                 "on %d: simulation.max_substeps = %d (or --step %g) gets it through",
+                 failed * m->opt.step, m->opt.step, m->opt.max_substeps, n, n, m->opt.step / n);
   }
   mb_data_free(d);
 }
@@ -79,8 +83,9 @@ mb_status mb_gradient(const mb_desc* desc, const mb_model* m, mb_method method, 
   mb_status st = info->method == MB_METHOD_ADJOINT
                      ? mbd_adjoint(desc, m, d, checkpoint, psi, grad, &info->memory_bytes, err)
                      : mbd_forward(desc, m, d, psi, grad, err);
-  const double t_fail = d->t;
+  const int failed = d->report.steps + 1;
+  info->substepped_steps = d->report.substepped_steps;
   mb_data_free(d);
-  if (st == MB_NEWTON_FAILED) sub_step_remedy(m, t_fail, err);
+  if (st == MB_NEWTON_FAILED) sub_step_remedy(m, failed, err);
   return st;
 }

@@ -1049,9 +1049,10 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
     path_key(sub, p, "max_newton");
     return fail(c, sub, "must be >= 1 (got %d)", s->max_newton);
   }
-  if (s->max_substeps < 1 || s->max_substeps > 1024) {
+  if (s->max_substeps < 1 || s->max_substeps > MB_MAX_SUBSTEPS) {
     path_key(sub, p, "max_substeps");
-    return fail(c, sub, "must be between 1 (no retry) and 1024 (got %d)", s->max_substeps);
+    return fail(c, sub, "must be between 1 (no retry) and %d (got %d)", MB_MAX_SUBSTEPS,
+                s->max_substeps);
   }
   if (s->projection_iterations < 1) {
     path_key(sub, p, "projection_iterations");

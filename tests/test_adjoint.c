@@ -4,8 +4,8 @@
    slider-crank, the B-spline-driven five-bar with 100 parameters, PID-controlled pendulums
    (controller states and gains), a wheel dropping onto a road step (tyre contact), the slider-crank
    co-design, the first 0.3 s of the flyball governor and the first 0.05 s of the buggy (the sparse
-   path), a rotor whose integrated angle turns several times; and the threaded backward sweep
-   against one thread. */
+   path), a rotor whose integrated angle turns several times, the five-bar at a step some of
+   whose steps are retried on sub-steps; and the threaded backward sweep against one thread. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +13,16 @@
 #include "mbopt/sensitivity.h"
 #include "testing.h"
 
-/* t_end > 0 shortens the spec's time span (large models) */
-static void compare(mbt_tally* t, const char* path, int checkpoint, double t_end) {
+/* t_end > 0 shortens the spec's time span (large models); step > 0 sets the step, large enough
+   that some steps are retried on sub-steps, which the test asserts */
+static void compare(mbt_tally* t, const char* path, int checkpoint, double t_end, double step) {
   mb_desc d;
   mb_error err;
   char what[200];
   mb_model* m = NULL;
   if (mb_desc_load_json(path, &d, &err) == MB_OK) {
     if (t_end > 0) d.settings.t_end = t_end;
+    if (step > 0) d.settings.step = step;
     mbt_buggy_bounce(&d, 0.1); /* the buggy (no other model has its chassis.G) */
     if (mb_compile(&d, &m, &err) != MB_OK) mb_desc_free(&d);
   }
@@ -41,6 +43,11 @@ static void compare(mbt_tally* t, const char* path, int checkpoint, double t_end
       sf == MB_OK ? mbd_adjoint(&d, m, data, checkpoint, psi_a, grad_a, &memory, &err) : sf;
   if (sa != MB_OK) printf("     %s\n", err.message);
   const char* name = strrchr(path, '/') + 1;
+  if (step > 0) {
+    snprintf(what, sizeof what, "%s at h = %g: steps retried on sub-steps", name, step);
+    mbt_check(t, sa == MB_OK && data->report.substepped_steps > 0, what,
+              data->report.substepped_steps, 1);
+  }
   for (int f = 0; f < nf && sa == MB_OK; f++) {
     double norm = 0, diff = 0;
     for (int k = 0; k < p; k++) {
@@ -108,11 +115,13 @@ static void compare_selected(mbt_tally* t, const char* path) {
 }
 
 /* The threaded backward sweep (the next step prepared beside the solves of this one) against one
-   thread: the same gradients to the last bit, with and without checkpointing. */
-static void threads_agree(mbt_tally* t, const char* path, double t_end, int checkpoint) {
+   thread: the same gradients to the last bit, with and without checkpointing (step > 0: at that
+   step, with sub-steps). */
+static void threads_agree(mbt_tally* t, const char* path, double t_end, int checkpoint,
+                          double step) {
   mb_desc d;
   char what[200];
-  mb_model* m = mbt_load(path, &d);
+  mb_model* m = step > 0 ? mbt_load_at_step(path, &d, step) : mbt_load(path, &d);
   if (!m) {
     t->failed++;
     return;
@@ -144,28 +153,32 @@ int main(void) {
   mbt_tally t = {0};
   compare_selected(&t, "problems/slider_crank.json");
   compare_selected(&t, "problems/fivebar_spline.json");
-  compare(&t, "problems/fivebar.json", 0, 0);
-  compare(&t, "problems/fivebar.json", 97, 0);
-  compare(&t, "problems/slider_crank.json", 0, 0);
-  compare(&t, "problems/slider_crank.json", 250, 0);
-  compare(&t, "problems/fivebar_spline.json", 0, 0);
-  compare(&t, "tests/models/ok/controller_planar.json", 0, 0);
-  compare(&t, "tests/models/ok/tyre_wheel.json", 0, 0);
-  compare(&t, "tests/models/ok/tyre_wheel.json", 40, 0);
-  compare(&t, "problems/control/pendulum_pid.json", 0, 0);
-  compare(&t, "problems/control/pendulum_pid.json", 300, 0);
-  compare(&t, "problems/control/slider_crank_codesign.json", 0, 0);
-  compare(&t, "problems/control/governor_design.json", 0, 0.3);
-  compare(&t, "tests/models/iftomm/a04_bricard.json", 0, 2); /* a redundant constraint */
-  compare(&t, "tests/models/iftomm/a04_bricard.json", 300, 2);
-  compare(&t, "problems/vehicle/step_descent.json", 0, 0.05);
-  compare(&t, "problems/vehicle/step_descent.json", 7, 0.05);
-  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 0);
-  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 7);
-  threads_agree(&t, "problems/fivebar.json", 0.5, 0);
+  compare(&t, "problems/fivebar.json", 0, 0, 0);
+  compare(&t, "problems/fivebar.json", 97, 0, 0);
+  /* steps retried on sub-steps: each sub-step differentiated, recomputed the same way */
+  compare(&t, "problems/fivebar.json", 0, 0, 0.05);
+  compare(&t, "problems/fivebar.json", 7, 0, 0.05);
+  compare(&t, "problems/slider_crank.json", 0, 0, 0);
+  compare(&t, "problems/slider_crank.json", 250, 0, 0);
+  compare(&t, "problems/fivebar_spline.json", 0, 0, 0);
+  compare(&t, "tests/models/ok/controller_planar.json", 0, 0, 0);
+  compare(&t, "tests/models/ok/tyre_wheel.json", 0, 0, 0);
+  compare(&t, "tests/models/ok/tyre_wheel.json", 40, 0, 0);
+  compare(&t, "problems/control/pendulum_pid.json", 0, 0, 0);
+  compare(&t, "problems/control/pendulum_pid.json", 300, 0, 0);
+  compare(&t, "problems/control/slider_crank_codesign.json", 0, 0, 0);
+  compare(&t, "problems/control/governor_design.json", 0, 0.3, 0);
+  compare(&t, "tests/models/iftomm/a04_bricard.json", 0, 2, 0); /* a redundant constraint */
+  compare(&t, "tests/models/iftomm/a04_bricard.json", 300, 2, 0);
+  compare(&t, "problems/vehicle/step_descent.json", 0, 0.05, 0);
+  compare(&t, "problems/vehicle/step_descent.json", 7, 0.05, 0);
+  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 0, 0);
+  threads_agree(&t, "problems/vehicle/step_descent.json", 0.05, 7, 0);
+  threads_agree(&t, "problems/fivebar.json", 0.5, 0, 0);
+  threads_agree(&t, "problems/fivebar.json", 0, 7, 0.05);
   /* an integral of an angle that turns four times: its branch unwrapped backward as forward */
-  compare(&t, "tests/models/ok/spinning_rotor.json", 0, 0);
-  compare(&t, "tests/models/ok/spinning_rotor.json", 91, 0);
-  threads_agree(&t, "tests/models/ok/spinning_rotor.json", 0, 0);
+  compare(&t, "tests/models/ok/spinning_rotor.json", 0, 0, 0);
+  compare(&t, "tests/models/ok/spinning_rotor.json", 91, 0, 0);
+  threads_agree(&t, "tests/models/ok/spinning_rotor.json", 0, 0, 0);
   return mbt_finish(&t);
 }

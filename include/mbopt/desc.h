@@ -14,6 +14,8 @@ extern "C" {
 #endif
 
 #define MB_NAME_LEN 64
+/* most sub-steps a failed step is retried on (settings max_substeps) */
+#define MB_MAX_SUBSTEPS 1024
 
 /* A scalar of the description: a literal, the current value of a named parameter, or the value
    of an expression of parameters. */
@@ -344,8 +346,9 @@ typedef struct mb_settings {
   double tol_newton;          /* convergence of ||dq||_inf per Newton iteration, m */
   double tol_constraint;      /* convergence of ||Phi||_inf */
   int max_newton;             /* iterations per step */
-  int max_substeps;           /* mb_simulate retries a step whose Newton iteration fails on 2, 4,
-                                 ... up to this many sub-steps; 1: no retry */
+  int max_substeps;           /* simulations and gradients retry a step whose Newton iteration
+                                 fails on 2, 4, ... up to this many sub-steps (at most
+                                 MB_MAX_SUBSTEPS); 1: no retry */
   int projection_iterations;  /* iterations of the projections; 1: non-iterative */
   double tol_projection;      /* convergence of iterative projections */
   int exact_tangent;          /* 1: Newton matrix includes Phi_qq^T (lambda + alpha Phi) */

@@ -19,9 +19,10 @@ const char* mb_method_name(mb_method method);
 int mb_method_parse(const char* name);
 
 typedef struct mb_gradient_info {
-  mb_method method;    /* the method that ran */
-  char reason[256];    /* why, in one sentence with the numbers behind it */
-  size_t memory_bytes; /* trajectory stored by the adjoint */
+  mb_method method;     /* the method that ran */
+  char reason[256];     /* why, in one sentence with the numbers behind it */
+  size_t memory_bytes;  /* trajectory stored by the adjoint */
+  int substepped_steps; /* steps taken again on sub-steps after a Newton failure (max_substeps) */
 } mb_gradient_info;
 
 /* Computes the functionals psi (m->nfunctional) and their gradients grad (nfunctional x
