@@ -381,7 +381,7 @@ mb_status mb_substeps(const mb_model* m, mb_data* d, const mb_step_start* start,
 
 mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* start, int* count,
                               mb_error* err) {
-  *count = 1;
+  if (count) *count = 1;
   if (m->opt.max_substeps < 2) return mb_step(m, d, err);
   mb_step_start_save(m, d, start);
   mb_status st = mb_step(m, d, err);
@@ -393,7 +393,7 @@ mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* star
     if (sub_st == MB_OK) {
       d->report.substepped_steps++;
       if (n > d->report.finest_substeps) d->report.finest_substeps = n;
-      *count = n;
+      if (count) *count = n;
       return MB_OK;
     }
     if (sub_st != MB_NEWTON_FAILED) {
@@ -459,8 +459,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
      does not shift the output times by a step over a long run */
   long outputs = 1;
   for (long n = 1; n <= nstep; n++) {
-    int substeps;
-    if ((st = mb_step_or_substeps(m, d, &start, &substeps, err)) != MB_OK) break;
+    if ((st = mb_step_or_substeps(m, d, &start, NULL, err)) != MB_OK) break;
     const int output = obs && (d->t >= outputs * interval - 0.5 * h || n == nstep);
     (output ? mb_sensors : mb_sensors_angles)(m, d);
     energy_balance(m, d, 0);

@@ -452,10 +452,10 @@ mb_status mb_substeps(const mb_model* m, mb_data* d, const mb_step_start* start,
                       mb_substep_hook after, void* user, mb_error* err);
 
 /* mb_step; when its Newton iteration fails, the step again from its start on 2, 4, ... up to
-   max_substeps sub-steps, the fewest that pass (*count, 1 for the full step; the report counts
-   the retried steps). Only the full steps count (report.steps), so outputs, functionals and the
-   energy balance keep their grid. When every count fails, d stays at the last completed step and
-   the message of the full step says "(also on N sub-steps)". */
+   max_substeps sub-steps, the fewest that pass (*count unless NULL, 1 for the full step; the report
+   counts the retried steps). Only the full steps count (report.steps), so outputs, functionals and
+   the energy balance keep their grid. When every count fails, d stays at the last completed step
+   and the message of the full step says "(also on N sub-steps)". */
 mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* start, int* count,
                               mb_error* err);
 

@@ -59,10 +59,13 @@ static void sub_step_remedy(const mb_model* m, int failed, mb_error* err) {
   if (d && mb_simulate(&probe, d, stop_after, &failed, &probe_err) == MB_OK &&
       d->report.steps >= failed && d->report.finest_substeps > m->opt.max_substeps) {
     const int n = d->report.finest_substeps;
+    char retried[48] = "";
+    if (m->opt.max_substeps > 1)
+      snprintf(retried, sizeof retried, ", also on %d sub-steps,", m->opt.max_substeps);
     mb_error_set(err, MB_NEWTON_FAILED,
-                 "t = %g: the Newton iteration fails at h = %g, also on %d sub-steps, but passes "
-                 "on %d: simulation.max_substeps = %d (or --step %g) gets it through",
-                 failed * m->opt.step, m->opt.step, m->opt.max_substeps, n, n, m->opt.step / n);
+                 "t = %g: the Newton iteration fails at h = %g%s but passes on %d sub-steps: "
+                 "simulation.max_substeps = %d (or --step %g) gets it through",
+                 failed * m->opt.step, m->opt.step, retried, n, n, m->opt.step / n);
   }
   mb_data_free(d);
 }

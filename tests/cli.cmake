@@ -67,7 +67,7 @@ mbopt_cli_test(gradient_substeps 0 "steps     3 retried on sub-steps" 0
   gradient problems/fivebar.json --step 0.05)
 mbopt_check_both(fivebar_substeps problems/fivebar.json --step 0.05)
 mbopt_cli_test(gradient_substep_remedy 1
-  "t = 2: the Newton iteration fails at h = 0\\.5, also on 8 sub-steps, but passes on 16: simulation\\.max_substeps = 16 \\(or --step 0\\.03125\\) gets it through" 1
+  "t = 2: the Newton iteration fails at h = 0\\.5, also on 8 sub-steps, but passes on 16 sub-steps: simulation\\.max_substeps = 16 \\(or --step 0\\.03125\\) gets it through" 1
   gradient problems/fivebar.json --step 0.5)
 mbopt_cli_test(gradient_substep_remedy_works 0 "method    forward" 0
   gradient problems/fivebar.json --step 0.03125 --method forward)
