@@ -33,10 +33,16 @@ enum { REC_Q, REC_QDS, REC_QDDS, REC_LAM, REC_QD, REC_QDD, REC_SIG, REC_KAP, REC
    step was retried on sub-steps (ali3p.c); each sub-step is a step of its own sub-step model. */
 typedef struct point {
   double t;
-  long step;    /* the full step it belongs to */
-  int substeps; /* the sub-steps that step took, 1 for none */
-  int last;     /* it ends the full step: the functionals take their share of the step there */
+  long step;             /* the full step it belongs to */
+  const mb_model* model; /* the run's model, or the sub-step model the step was retried with */
+  int last; /* it ends the full step: the functionals take their share of the step there */
 } point;
+
+/* A step retried on sub-steps, and on how many. */
+typedef struct retry {
+  long step;
+  int substeps;
+} retry;
 
 typedef struct tape {
   int nq, nc, k; /* checkpoint interval k (>= number of steps: everything is stored) */
@@ -46,10 +52,9 @@ typedef struct tape {
   double* steps;  /* (cap) records: the current segment, slot 0 its start */
   point* points;  /* (cap) */
   double* marks;  /* (nstep / k + 1) x (3 nq + nc) checkpoints: q, qd, qdd, lambda */
-  /* the steps retried on sub-steps, ascending, with their counts: a recomputed segment takes
-     them the same way */
-  long *retried, nretried, retried_cap;
-  int* retried_count;
+  /* the steps retried on sub-steps, ascending: a recomputed segment takes them the same way */
+  retry* retried;
+  long nretried, retried_cap;
   mb_model* sub; /* (max_substeps levels) the models of 2, 4, ... sub-steps */
   size_t bytes;
 } tape;
@@ -93,38 +98,28 @@ static int record_step(const mb_model* m, const mb_data* d, tape* tp, point at) 
   return 0;
 }
 
-static int compare_steps(const void* a, const void* b) {
-  const long x = *(const long*)a, y = *(const long*)b;
+static int compare_steps(const void* key, const void* entry) {
+  const long x = *(const long*)key, y = ((const retry*)entry)->step;
   return (x > y) - (x < y);
 }
 
 /* The sub-steps step n took (1 for none). */
 static int substeps_of(const tape* tp, long n) {
-  const long* hit =
-      tp->nretried ? bsearch(&n, tp->retried, tp->nretried, sizeof(long), compare_steps) : NULL;
-  return hit ? tp->retried_count[hit - tp->retried] : 1;
+  const retry* hit =
+      tp->nretried ? bsearch(&n, tp->retried, tp->nretried, sizeof(retry), compare_steps) : NULL;
+  return hit ? hit->substeps : 1;
 }
 
 static int note_retried(tape* tp, long n, int substeps) {
   if (tp->nretried == tp->retried_cap) {
     const long cap = 2 * tp->retried_cap + 8;
-    long* steps = realloc(tp->retried, (size_t)cap * sizeof(long));
-    if (steps) tp->retried = steps;
-    int* counts = realloc(tp->retried_count, (size_t)cap * sizeof(int));
-    if (counts) tp->retried_count = counts;
-    if (!steps || !counts) return -1;
+    retry* grown = realloc(tp->retried, (size_t)cap * sizeof(retry));
+    if (!grown) return -1;
+    tp->retried = grown;
     tp->retried_cap = cap;
   }
-  tp->retried[tp->nretried] = n;
-  tp->retried_count[tp->nretried++] = substeps;
+  tp->retried[tp->nretried++] = (retry){n, substeps};
   return 0;
-}
-
-/* The model a record's step was taken with. */
-static const mb_model* point_model(const mb_model* m, const tape* tp, const point* at) {
-  int level = 0;
-  while ((1 << level) < at->substeps) level++;
-  return level ? &tp->sub[level - 1] : m;
 }
 
 /* Records the step n just taken on `substeps` sub-steps from `start`: one record, or the step
@@ -132,13 +127,14 @@ static const mb_model* point_model(const mb_model* m, const tape* tp, const poin
 typedef struct recorder {
   tape* tp;
   long step;
+  const mb_model* model; /* the step's, kept by the tape (the hook's copy lives for one call) */
   int substeps, taken;
 } recorder;
 
 static mb_status record_substep(const mb_model* sub, mb_data* d, void* user, mb_error* err) {
   recorder* r = user;
   r->taken++;
-  const point at = {d->t, r->step, r->substeps, r->taken == r->substeps};
+  const point at = {d->t, r->step, r->model, r->taken == r->substeps};
   return record_step(sub, d, r->tp, at) == 0
              ? MB_OK
              : mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
@@ -147,7 +143,9 @@ static mb_status record_substep(const mb_model* sub, mb_data* d, void* user, mb_
 static mb_status record_taken_step(const mb_model* m, mb_data* d, tape* tp,
                                    const mb_step_start* start, long n, int substeps,
                                    mb_error* err) {
-  recorder r = {tp, n, substeps, 0};
+  int level = 0; /* substeps = 2^level */
+  while ((1 << level) < substeps) level++;
+  recorder r = {tp, n, level ? &tp->sub[level - 1] : m, substeps, 0};
   if (substeps == 1) return record_substep(m, d, &r, err);
   return mb_substeps(m, d, start, substeps, record_substep, &r, err);
 }
@@ -215,7 +213,6 @@ static void tape_free(tape* tp) {
   free(tp->points);
   free(tp->marks);
   free(tp->retried);
-  free(tp->retried_count);
   free(tp->sub);
 }
 
@@ -306,7 +303,7 @@ static void projection_adjoint(const mb_model* m, const sens_point* pt, sens_ws*
    only. */
 static mb_status prepare_step(const mb_model* m, const tape* tp, sens_point* pt, long slot,
                               mb_error* err) {
-  const mb_model* sm = point_model(m, tp, &tp->points[slot]);
+  const mb_model* sm = tp->points[slot].model;
   restore_step(sm, pt->d, tp, slot);
   pt->d->t = tp->points[slot].t;
   mb_status st = sens_projected_state(sm, pt, 0, err);
@@ -321,7 +318,7 @@ static mb_status prepare_step(const mb_model* m, const tape* tp, sens_point* pt,
 static void backward_step(const mb_model* run, const tape* tp, sens_point* pt, sens_ws* ws,
                           adjoint* a, long slot, double* grad) {
   const point* at = &tp->points[slot];
-  const mb_model* m = point_model(run, tp, at);
+  const mb_model* m = at->model;
   const int nq = m->nq, nf = a->nf;
   const size_t len = (size_t)nq * nf;
   const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
@@ -539,7 +536,7 @@ mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int ch
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   save_mark(m, d, &tp, 0);
-  const point assembled = {0, 0, 1, 1};
+  const point assembled = {0, 0, m, 1};
   if (full && record_step(m, d, &tp, assembled) != 0) goto out_of_memory;
   mb_sensors_angles(m, d);
   mb_functionals_accumulate(m, d, 0, nstep, psi);
