@@ -1345,19 +1345,8 @@ static mb_status constraint_scales(mb_model* m) {
 /* ---------------------------------------------------------------------------------------------
    sensors */
 
-/* The rows joint j of d has when explicit (explicit_rows, joint_constraints) and those of the
-   drivers of its coordinates. */
-static int explicit_row_count(const mb_desc* d, int j) {
-  const int type = d->joint[j].type, dim = d->dim;
-  int point, axis, ref, n = 0;
-  joint_shares(type, dim, &point, &axis, &ref);
-  n = point * dim + axis * (dim - 1) + ref;
-  if (type == MB_JOINT_UNIVERSAL || type == MB_JOINT_PLANAR) n += 1;
-  if (type == MB_JOINT_PRISMATIC || type == MB_JOINT_CYLINDRICAL) n += dim - 1;
-  for (int k = 0; k < d->ndriver; k++) n += d->driver[k].joint == j;
-  return n;
-}
-
+/* The outputs of sensor s; for the multipliers, the most a sensor gives, their count known once
+   the joint's rows exist (sensor_setup reads it there). */
 static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
   const int dim = d->dim;
   if (s->component >= 0) return 1;
@@ -1373,7 +1362,7 @@ static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
     case MB_SENSOR_REACTION_TORQUE:
       return dim == 2 ? 1 : 3;
     case MB_SENSOR_MULTIPLIERS:
-      return explicit_row_count(d, s->joint);
+      return MB_SENSOR_VALUES;
     case MB_SENSOR_FRICTION_FORCE: /* one per rate */
       return mb_joint_friction_rates(d->joint[s->joint].type);
     default:
@@ -1381,7 +1370,7 @@ static int sensor_columns(const mb_desc* d, const mb_sensor_desc* s) {
   }
 }
 
-static void sensor_setup(compiler* c) {
+static mb_status sensor_setup(compiler* c) {
   mb_model* m = c->m;
   static const char* axis_names[3] = {"x", "y", "z"};
   static const char* angle_names[3] = {"yaw", "pitch", "roll"};
@@ -1423,7 +1412,13 @@ static void sensor_setup(compiler* c) {
       default:
         break;
     }
-    int ncol = sensor_columns(c->d, s);
+    const int ncol =
+        s->type == MB_SENSOR_MULTIPLIERS ? m->joint_rownum[s->joint] : sensor_columns(c->d, s);
+    if (ncol > MB_SENSOR_VALUES)
+      return mb_error_set(c->err, MB_ERR_MODEL,
+                          "sensors[%d] (%s): joint %s has %d multipliers, more than the %d an "
+                          "output holds",
+                          i, s->name, c->d->joint[s->joint].name, ncol, MB_SENSOR_VALUES);
     m->sensor_outadr[i] = m->nout;
     m->sensor_outnum[i] = ncol;
     int angles = s->type == MB_SENSOR_BODY_ANGLES && c->dim == 3;
@@ -1444,6 +1439,7 @@ static void sensor_setup(compiler* c) {
                                                                     : axis_names[k]);
     }
   }
+  return MB_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1771,7 +1767,7 @@ static mb_status build_model(compiler* c) {
   }
 
   if ((st = constraint_scales(m)) != MB_OK) return st;
-  sensor_setup(c);
+  if ((st = sensor_setup(c)) != MB_OK) return st;
   if ((st = controller_setup(c)) != MB_OK) return st;
   return functional_setup(c);
 }
