@@ -89,6 +89,14 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   if (r->stalled_steps) printf(", %d stalled at round-off", r->stalled_steps);
   if (r->substepped_steps) printf(", %d retried on sub-steps", r->substepped_steps);
   printf("\n");
+  /* the accepted steps' positions sit off the step's solution by what the slow iteration had
+     left, an error that a smaller step does not reduce (docs/model-format.md) */
+  if (r->stalled_steps && m->penalty_at_cap > 2 * o->penalty)
+    printf(
+        "stalled      steps accepted where the iteration stalled keep an error that a smaller "
+        "step does not reduce; simulation.penalty = %.2g (every constraint's penalty at its "
+        "cap) converges them\n",
+        m->penalty_at_cap);
   printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
          r->max_phidd);
   printf("energy       initial %.8g J, final %.8g J, non-conservative work %.6g J\n",

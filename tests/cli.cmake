@@ -57,6 +57,11 @@ endforeach()
 mbopt_cli_test(simulate_locking_small_step 1 "t = 0\\.3179: the constraints cannot be satisfied: .* the mechanism locks" 1
   simulate tests/models/fail/locking.json --step 1e-4 --quiet)
 
+# steps accepted stalled at singular positions: the summary names the penalty that converges them
+# (test_iftomm checks that it does)
+mbopt_cli_test(simulate_stalled_names_the_cap 0
+  "[0-9]+ stalled at round-off\nstalled +steps accepted where the iteration stalled keep an error that a smaller step does not reduce; simulation\\.penalty = 4e\\+10 \\(every constraint's penalty at its cap\\) converges them" 0
+  simulate tests/models/iftomm/a02_fourbar_2.json --step 5e-4)
 # steps that fail at h = 0.05 but pass on sub-steps: simulate and gradients retry them, and the
 # gradients of the sub-stepped run match finite differences; at h = 0.5 one step needs more
 # sub-steps than the default 8: the gradient names the fixed step that gets it through, and that
