@@ -185,6 +185,10 @@ static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r
 /* Newton corrections growing this many iterations in a row: the iteration diverges */
 #define MB_DIVERGING_ITERATIONS 4
 
+double mb_model_penalty_remedy(const mb_model* m) {
+  return m->penalty_at_cap > 2 * m->opt.penalty ? m->penalty_at_cap : 0;
+}
+
 /* The error of a step whose Newton iteration did not converge: what failed and what helps. */
 static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, double dq_norm,
                                 double rate, int locked, int growing, mb_error* err) {
@@ -211,10 +215,11 @@ static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, dou
        rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
        iterations help */
     char what_helps[96];
-    if (m->penalty_at_cap > 2 * m->opt.penalty)
+    const double penalty = mb_model_penalty_remedy(m);
+    if (penalty > 0)
       snprintf(what_helps, sizeof what_helps,
                "simulation.penalty = %.2g passes it (every constraint's penalty at its cap)",
-               m->penalty_at_cap);
+               penalty);
     else
       snprintf(what_helps, sizeof what_helps, "raise simulation.max_newton above %d",
                m->opt.max_newton);

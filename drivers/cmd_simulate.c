@@ -91,12 +91,13 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   printf("\n");
   /* the accepted steps' positions sit off the step's solution by what the slow iteration had
      left, an error that a smaller step does not reduce (docs/model-format.md) */
-  if (r->stalled_steps && m->penalty_at_cap > 2 * o->penalty)
+  const double remedy_penalty = mb_model_penalty_remedy(m);
+  if (r->stalled_steps && remedy_penalty > 0)
     printf(
         "stalled      steps accepted where the iteration stalled keep an error that a smaller "
         "step does not reduce; simulation.penalty = %.2g (every constraint's penalty at its "
         "cap) converges them\n",
-        m->penalty_at_cap);
+        remedy_penalty);
   printf("violations   |Phi| %.2e   |dPhi/dt| %.2e   |d2Phi/dt2| %.2e\n", r->max_phi, r->max_phid,
          r->max_phidd);
   printf("energy       initial %.8g J, final %.8g J, non-conservative work %.6g J\n",

@@ -292,6 +292,11 @@ void mb_model_free(mb_model* m);
    linear_solver "auto" resolved by the model's size). */
 const char* mb_model_linear_solver(const mb_model* m);
 
+/* The penalty to name where steps converge slowly at singular positions: penalty_at_cap when it
+   is above twice the model's penalty, else 0 (the penalty already about at the cap, raising it
+   would not help). */
+double mb_model_penalty_remedy(const mb_model* m);
+
 /* Most time steps a run may take: a longer span is refused when the model is compiled rather
    than run for days. */
 #define MB_MAX_STEPS 100000000L
