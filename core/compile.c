@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "internal.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -158,56 +159,6 @@ void mb_model_free(mb_model* m) {
 /* ---------------------------------------------------------------------------------------------
    small geometry */
 
-static void rotation_from_pose(int dim, const double* o, double* R) {
-  /* planar: angle o[0]; spatial: yaw o[0] about z, pitch o[1] about y, roll o[2] about x */
-  if (dim == 2) {
-    double c = cos(o[0]), s = sin(o[0]);
-    double P[9] = {c, -s, 0, s, c, 0, 0, 0, 1};
-    memcpy(R, P, sizeof P);
-    return;
-  }
-  double cy = cos(o[0]), sy = sin(o[0]), cp = cos(o[1]), sp = sin(o[1]);
-  double cr = cos(o[2]), sr = sin(o[2]);
-  double S[9] = {cy * cp,
-                 cy * sp * sr - sy * cr,
-                 cy * sp * cr + sy * sr,
-                 sy * cp,
-                 sy * sp * sr + cy * cr,
-                 sy * sp * cr - cy * sr,
-                 -sp,
-                 cp * sr,
-                 cp * cr};
-  memcpy(R, S, sizeof S);
-}
-
-static void mat3_vec(const double* R, const double* v, double* out) {
-  double o[3];
-  for (int i = 0; i < 3; i++) o[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
-  memcpy(out, o, sizeof o);
-}
-
-static void mat3_tvec(const double* R, const double* v, double* out) {
-  double o[3];
-  for (int i = 0; i < 3; i++) o[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
-  memcpy(out, o, sizeof o);
-}
-
-static int normalize3(double* v) {
-  double n = mbu_norm3(v);
-  if (!(n > 1e-12)) return 0;
-  v[0] /= n, v[1] /= n, v[2] /= n;
-  return 1;
-}
-
-/* Component of v orthogonal to the orthonormal vectors basis[0..n-1]. */
-static void orthogonal_part(const double* v, double (*basis)[3], int n, double* out) {
-  memcpy(out, v, 3 * sizeof(double));
-  for (int i = 0; i < n; i++) {
-    double d = mbu_dot3(out, basis[i]);
-    for (int k = 0; k < 3; k++) out[k] -= d * basis[i][k];
-  }
-}
-
 static int invert3(const double* A, double* inv) {
   double det = A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
                A[2] * (A[3] * A[7] - A[4] * A[6]);
@@ -229,12 +180,6 @@ static int invert3(const double* A, double* inv) {
 
 enum { NODE_POINT, NODE_AXIS, NODE_REF };
 enum { BASE_VECTOR, BASE_DIFF }; /* a unit-vector element, or the difference of two points */
-
-typedef struct marker_frame {
-  int body;                      /* -1 ground */
-  double p[3], z[3], x[3], y[3]; /* local point and directions (planar: z unused, x = axis) */
-  double dp[3];                  /* derivative of the point with respect to the seed */
-} marker_frame;
 
 typedef struct attach {
   int elem;
@@ -270,14 +215,14 @@ typedef struct compiler {
   int seed;     /* parameter index differentiated, -1 for none */
   mb_error* err;
   int dim, nmk;
-  marker_frame* mk; /* (nmk) ground markers first */
-  int* mk_adr;      /* (nbody + 1) first marker of each body; mk_adr[0] after ground */
-  int* parent;      /* (3 nmk) union-find over marker nodes */
-  int* active;      /* (3 nmk) node used by a joint */
-  int* node_elem;   /* (3 nmk) element of each active node */
-  double (*R)[9];   /* (nbody) initial body rotations */
-  body_base* base;  /* (nbody) */
-  rigid_key* keys;  /* rigid constraints emitted so far */
+  mb_local_frame* mk; /* (nmk) ground markers first */
+  int* mk_adr;        /* (nbody + 1) first marker of each body; mk_adr[0] after ground */
+  int* parent;        /* (3 nmk) union-find over marker nodes */
+  int* active;        /* (3 nmk) node used by a joint */
+  int* node_elem;     /* (3 nmk) element of each active node */
+  double (*R)[9];     /* (nbody) initial body rotations */
+  body_base* base;    /* (nbody) */
+  rigid_key* keys;    /* rigid constraints emitted so far */
   int nkeys;
   int ex[3]; /* constant lvecs of the global unit vectors */
   /* element bookkeeping before the model exists */
@@ -298,13 +243,7 @@ typedef struct compiler {
 
 /* Derivative of a description scalar with respect to the seed parameter. */
 static double dval(const compiler* c, mb_real r) {
-  if (c->seed < 0) return 0;
-  if (r.expr > 0) {
-    double derivative = 0;
-    mb_expr_eval(&c->d->expr[r.expr - 1], c->d->param_value, c->seed, &derivative);
-    return derivative;
-  }
-  return r.param == c->seed ? 1.0 : 0.0;
+  return mb_real_derivative(c->d, r, c->seed);
 }
 
 /* stiffness, damping, length (natural length, tyre radius) and force of force element i */
@@ -317,7 +256,7 @@ static void force_scalars(compiler* c, int i, mb_real k, mb_real damp, mb_real l
 }
 
 static int marker_index(const compiler* c, int body, int marker) {
-  return body < 0 ? marker : c->mk_adr[body] + marker;
+  return mb_marker_index(c->mk_adr, body, marker);
 }
 
 static int uf_find(int* parent, int i) {
@@ -364,94 +303,9 @@ static void body_to_global(const compiler* c, int body, int is_point, const doub
     memcpy(out, local, 3 * sizeof(double));
     return;
   }
-  mat3_vec(c->R[body], local, out);
+  mbu_mat3_vec(c->R[body], local, out);
   if (is_point)
     for (int k = 0; k < 3; k++) out[k] += c->d->body[body].position[k];
-}
-
-/* ---------------------------------------------------------------------------------------------
-   step 1: local marker frames */
-
-static void marker_from_desc(const compiler* c, int dim, const mb_marker_desc* md,
-                             marker_frame* f) {
-  for (int k = 0; k < 3; k++) f->p[k] = md->point[k].value, f->dp[k] = dval(c, md->point[k]);
-  if (dim == 2) {
-    /* planar: the axis is the in-plane direction, default local x; third = axis turned +90 deg */
-    double a[3] = {1, 0, 0};
-    if (md->has_axis) a[0] = md->axis[0].value, a[1] = md->axis[1].value;
-    normalize3(a);
-    memcpy(f->x, a, sizeof a);
-    f->y[0] = -a[1], f->y[1] = a[0], f->y[2] = 0;
-    f->z[0] = f->z[1] = 0, f->z[2] = 1;
-    return;
-  }
-  double z[3] = {0, 0, 1};
-  if (md->has_axis)
-    for (int k = 0; k < 3; k++) z[k] = md->axis[k].value;
-  normalize3(z);
-  memcpy(f->z, z, sizeof z);
-  f->x[0] = f->x[1] = f->x[2] = 0; /* reference decided later (may follow the joint partner) */
-  if (md->has_ref) {
-    for (int k = 0; k < 3; k++) f->x[k] = md->ref[k].value;
-    normalize3(f->x);
-  }
-}
-
-/* Completes a spatial marker's reference direction: from `hint` (local, may be NULL) made
-   perpendicular to the axis, else the local axis direction least aligned with z. */
-static void complete_ref(marker_frame* f, const double* hint) {
-  if (mbu_norm3(f->x) > 0.5) {
-    mbu_cross3(f->z, f->x, f->y);
-    return;
-  }
-  double basis[1][3] = {{f->z[0], f->z[1], f->z[2]}};
-  double cand[3];
-  int ok = 0;
-  if (hint) {
-    orthogonal_part(hint, basis, 1, cand);
-    ok = normalize3(cand) && mbu_norm3(cand) > 0.5;
-  }
-  if (!ok) {
-    int best = 0;
-    for (int k = 1; k < 3; k++)
-      if (fabs(f->z[k]) < fabs(f->z[best])) best = k;
-    double e[3] = {0, 0, 0};
-    e[best] = 1;
-    orthogonal_part(e, basis, 1, cand);
-    normalize3(cand);
-  }
-  memcpy(f->x, cand, sizeof cand);
-  mbu_cross3(f->z, f->x, f->y);
-}
-
-static void setup_markers(compiler* c) {
-  const mb_desc* d = c->d;
-  for (int i = 0; i < d->nground_marker; i++) {
-    c->mk[i].body = -1;
-    marker_from_desc(c, c->dim, &d->ground_marker[i], &c->mk[i]);
-  }
-  for (int b = 0; b < d->nbody; b++)
-    for (int i = 0; i < d->body[b].nmarker; i++) {
-      marker_frame* f = &c->mk[c->mk_adr[b] + i];
-      f->body = b;
-      marker_from_desc(c, c->dim, &d->body[b].marker[i], f);
-    }
-  if (c->dim == 2) return;
-  /* joints: a missing reference follows the partner's, so that joint angles start near zero */
-  for (int j = 0; j < d->njoint; j++) {
-    const mb_joint_desc* jd = &d->joint[j];
-    marker_frame* f1 = &c->mk[marker_index(c, jd->body[0], jd->marker[0])];
-    marker_frame* f2 = &c->mk[marker_index(c, jd->body[1], jd->marker[1])];
-    complete_ref(f1, NULL);
-    double g[3], hint[3];
-    body_to_global(c, jd->body[0], 0, f1->x, g);
-    if (jd->body[1] >= 0)
-      mat3_tvec(c->R[jd->body[1]], g, hint);
-    else
-      memcpy(hint, g, sizeof g);
-    complete_ref(f2, hint);
-  }
-  for (int i = 0; i < c->nmk; i++) complete_ref(&c->mk[i], NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -527,7 +381,7 @@ static const double* node_dlocal(const compiler* c, int node) {
 }
 
 static const double* node_local(const compiler* c, int node) {
-  const marker_frame* f = &c->mk[node / 3];
+  const mb_local_frame* f = &c->mk[node / 3];
   switch (node % 3) {
     case NODE_POINT:
       return f->p;
@@ -627,17 +481,17 @@ static mb_status body_attach(compiler* c, int b, int elem, const double* local,
 static double independence(const double* v, double (*ortho)[3], int n) {
   double u[3], r[3];
   memcpy(u, v, sizeof u);
-  if (!normalize3(u)) return 0;
-  orthogonal_part(u, ortho, n, r);
+  if (!mbu_normalize3(u)) return 0;
+  mbu_orthogonal_part(u, ortho, n, r);
   return mbu_norm3(r);
 }
 
 static void accept_direction(const double* v, double (*ortho)[3], int* n) {
   double r[3], u[3];
   memcpy(u, v, sizeof u);
-  normalize3(u);
-  orthogonal_part(u, ortho, *n, r);
-  normalize3(r);
+  mbu_normalize3(u);
+  mbu_orthogonal_part(u, ortho, *n, r);
+  mbu_normalize3(r);
   memcpy(ortho[(*n)++], r, sizeof r);
 }
 
@@ -831,9 +685,9 @@ static void lvec_add_body_map(compiler* c, int lv, int b, int is_point, const do
     off[k] = local[k] - (is_point ? bb->p0[k] : 0);
     doff[k] = dlocal[k] - (is_point ? bb->dp0[k] : 0);
   }
-  mat3_vec(bb->X0inv, off, a);
-  mat3_vec(bb->dX0inv, off, da);
-  mat3_vec(bb->X0inv, doff, t);
+  mbu_mat3_vec(bb->X0inv, off, a);
+  mbu_mat3_vec(bb->dX0inv, off, da);
+  mbu_mat3_vec(bb->X0inv, doff, t);
   for (int k = 0; k < 3; k++) da[k] += t[k];
   if (is_point) {
     W_identity(s, W);
@@ -1471,7 +1325,7 @@ static mb_status controller_setup(compiler* c) {
                           : -1;
     m->ctrl_body[i] = cd->actuator == MB_ACTUATOR_TORQUE ? cd->body : -1;
     double dir[3] = {cd->direction[0], cd->direction[1], cd->direction[2]};
-    if (!normalize3(dir))
+    if (!mbu_normalize3(dir))
       return mb_error_set(c->err, MB_ERR_MODEL, "controllers[%d] (%s): zero actuator direction", i,
                           cd->name);
     memcpy(m->ctrl_dir + 3 * i, dir, sizeof dir);
@@ -1635,7 +1489,7 @@ static mb_status build_model(compiler* c) {
 
   /* markers: points may depend on parameters, directions do not */
   for (int i = 0; i < c->nmk; i++) {
-    const marker_frame* f = &c->mk[i];
+    const mb_local_frame* f = &c->mk[i];
     m->marker_body[i] = f->body;
     m->marker_point[i] = lvec_body_map(c, f->body, 1, f->p, f->dp);
     if (c->dim == 2) {
@@ -1832,16 +1686,12 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   mb_status st = MB_ERR_MEMORY;
 
   /* markers, ground first */
-  c.nmk = d->nground_marker;
   c.mk_adr = calloc(d->nbody + 1, sizeof(int));
   c.R = calloc(d->nbody, sizeof *c.R);
   c.base = calloc(d->nbody, sizeof *c.base);
   if (!c.mk_adr || !c.R || !c.base) goto fail;
-  for (int b = 0; b < d->nbody; b++) {
-    c.mk_adr[b] = c.nmk;
-    c.nmk += d->body[b].nmarker;
-    rotation_from_pose(c.dim, d->body[b].orientation, c.R[b]);
-  }
+  c.nmk = mb_marker_count(d, c.mk_adr);
+  for (int b = 0; b < d->nbody; b++) mb_pose_rotation(c.dim, d->body[b].orientation, c.R[b]);
   c.mk = calloc(c.nmk + 1, sizeof *c.mk);
   c.parent = calloc(3 * c.nmk + 1, sizeof(int));
   c.active = calloc(3 * c.nmk + 1, sizeof(int));
@@ -1851,7 +1701,7 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   if (!c.mk || !c.parent || !c.active || !c.node_elem || !c.explicit_joint || !c.driver_row)
     goto fail;
   for (int i = 0; i < 3 * c.nmk; i++) c.parent[i] = i;
-  setup_markers(&c);
+  mb_local_frames(d, seed, c.mk_adr, (const double(*)[9])c.R, c.mk);
   mark_explicit_joints(&c);
 
   /* shared elements, then each body's attachments and base */

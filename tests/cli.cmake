@@ -216,7 +216,7 @@ mbopt_check_both(friction_planar tests/models/ok/friction_planar.json)
 mbopt_check_both(friction_spatial tests/models/ok/friction_spatial.json)
 mbopt_check_both(friction_sleeve tests/models/ok/friction_sleeve.json)
 mbopt_check_both(friction_ball tests/models/ok/friction_ball.json)
-mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1; joint j6" 0
+mbopt_cli_test(simulate_bricard_redundant 0 "redundant    1 of the constraints at t = 0 .dependent: joint j1;[^)]*joint j6" 0
   simulate tests/models/iftomm/a04_bricard.json --t-end 0.1)
 mbopt_cli_test(check_slider_crank_codesign 0 "passed" 0
   check problems/control/slider_crank_codesign.json --method adjoint --t-end 0.5 --tolerance 1e-4)

@@ -1,0 +1,48 @@
+/* Marker frames and initial body poses: what every formulation reads of a description's geometry
+   before it chooses coordinates, so that joint angles and translations have the same zero in
+   every formulation. Internal. */
+#ifndef MBOPT_FRAMES_H
+#define MBOPT_FRAMES_H
+
+#include "mbopt/desc.h"
+
+/* One marker: its local point and axes in its body's frame. */
+typedef struct mb_local_frame {
+  int body;                      /* -1 ground */
+  double p[3], z[3], x[3], y[3]; /* local point and directions (planar: z unused, x = axis) */
+  double dp[3];                  /* derivative of the point with respect to the seed parameter */
+} mb_local_frame;
+
+/* small 3 x 3 helpers, R row-major */
+void mbu_mat3_vec(const double* R, const double* v, double* out);  /* out = R v */
+void mbu_mat3_tvec(const double* R, const double* v, double* out); /* out = R^T v */
+/* Normalises v in place; 0 (v unchanged) when its length is below 1e-12. */
+int mbu_normalize3(double* v);
+/* Component of v orthogonal to the orthonormal vectors basis[0..n-1]. */
+void mbu_orthogonal_part(const double* v, double (*basis)[3], int n, double* out);
+
+/* Rotation R (row-major, local to global) of a body's approximate initial pose: planar, the angle
+   o[0]; spatial, yaw o[0] about z, pitch o[1] about y, roll o[2] about x (R = Rz Ry Rx). */
+void mb_pose_rotation(int dim, const double* o, double* R);
+
+/* Derivative of a description scalar with respect to parameter seed (-1: none, 0). */
+double mb_real_derivative(const mb_desc* d, mb_real r, int seed);
+
+/* The number of markers, ground markers first, then each body's: adr[b] (nbody) receives the
+   index of body b's first marker. */
+int mb_marker_count(const mb_desc* d, int* adr);
+
+/* Index of marker `marker` of body `body` (-1: the ground) given adr of mb_marker_count. */
+static inline int mb_marker_index(const int* adr, int body, int marker) {
+  return body < 0 ? marker : adr[body] + marker;
+}
+
+/* Every marker's frame into mk (mb_marker_count of them), with the derivative of its point with
+   respect to parameter seed (-1: none). R (nbody) are the bodies' initial rotations
+   (mb_pose_rotation). A spatial marker without a reference direction takes that of its joint
+   partner, seen from its own body at the initial poses, made perpendicular to its axis, so that
+   joint angles start near zero; otherwise the local axis direction least aligned with its axis. */
+void mb_local_frames(const mb_desc* d, int seed, const int* adr, const double (*R)[9],
+                     mb_local_frame* mk);
+
+#endif
