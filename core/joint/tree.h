@@ -1,0 +1,120 @@
+/* The kinematic tree of the joint-coordinate (semi-recursive) formulation: bodies reached from
+   the ground through joints, each body moved by its parent through the joint's relative
+   coordinates z; loops are closed by cutting one joint, whose constraints the formulation then
+   imposes between the two sides (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian
+   index-3 semi-recursive formulations with projections: direct sensitivity analysis", section 3).
+
+   Recursive kinematics (tree_kinematics.c): body poses, and the twists V_i = [rdot_i; omega_i] of
+   a reference point r_i of each body, V_i = B_i V_parent + b_i zdot_i (eq. 4), with r_i the centre
+   of mass (RTdyn0) or the global origin (RTdyn1). Recursive dynamics (tree_dynamics.c): the
+   accumulated mass matrix R^T M R and forces R^T (Q - M Rdot zdot) of eq. 7. Internal. */
+#ifndef MBOPT_JOINT_TREE_H
+#define MBOPT_JOINT_TREE_H
+
+#include "mbopt/desc.h"
+#include "mbopt/status.h"
+
+/* The relative motion a tree joint allows, and its coordinates z (in the inboard frame F1 of
+   marker 1, F2 = F1 T(z)):
+   - revolute: angle theta about z1 (planar: about the plane's normal);
+   - prismatic: translation s along z1 (planar: along marker 1's axis x1);
+   - cylindrical: theta, s about and along z1;
+   - planar: x, y along x1, y1 and theta about z1;
+   - universal: theta1 about z1, then theta2 about marker 2's axis z2 (z2 = Rz(theta1) x1);
+   - spherical: Euler parameters e0..e3 (|e| = 1, a constraint of the formulation);
+   - free: the body frame's origin x, y (, z) in the global frame, and its angle (planar) or
+     Euler parameters (spatial); given to bodies with no joint path to the ground;
+   - fixed: none. */
+typedef enum mb_tree_joint {
+  MB_TREE_REVOLUTE,
+  MB_TREE_PRISMATIC,
+  MB_TREE_CYLINDRICAL,
+  MB_TREE_PLANAR,
+  MB_TREE_UNIVERSAL,
+  MB_TREE_SPHERICAL,
+  MB_TREE_FREE,
+  MB_TREE_FIXED
+} mb_tree_joint;
+
+/* Reference points of the twists (seed 003: RTdyn0, RTdyn1). */
+typedef enum mb_reference_point {
+  MB_REFERENCE_COM,   /* RTdyn0: each body's centre of mass */
+  MB_REFERENCE_ORIGIN /* RTdyn1: the body's point at the global origin */
+} mb_reference_point;
+
+/* Compiled tree: sizes, then flat arrays (dimensions in comments), read-only while running. */
+typedef struct mb_tree {
+  int dim;          /* 2 or 3 */
+  int nbody;        /* moving bodies, the description's */
+  int nz;           /* joint coordinates */
+  int ncut;         /* joints cut to close loops */
+  int nnorm;        /* Euler-parameter quadruples (one normalisation constraint each) */
+  int* order;       /* (nbody) bodies in tree order, each after its parent */
+  int* parent;      /* (nbody) parent body, -1 the ground */
+  int* joint;       /* (nbody) the description's joint to the parent, -1 for an added free joint */
+  int* kind;        /* (nbody) mb_tree_joint */
+  int* reversed;    /* (nbody) 1 when the body holds marker 1 of its joint (the parent marker 2) */
+  int* zadr;        /* (nbody) first joint coordinate of the body's joint */
+  int* znum;        /* (nbody) its number of coordinates */
+  int* zbody;       /* (nz) the body whose joint each coordinate belongs to */
+  int* normadr;     /* (nnorm) first coordinate of each Euler-parameter quadruple */
+  double* inboard;  /* (nbody x 12) the joint's frame on the parent, in the parent's body frame
+                       (the global frame for the ground): axes x, y, z as the columns of a
+                       row-major 3 x 3 rotation, then the point */
+  double* outboard; /* (nbody x 12) the joint's frame on the body, in its body frame */
+  double* mass;     /* (nbody) kg */
+  double* com;      /* (nbody x 3) centre of mass, body frame */
+  double* inertia;  /* (nbody x 9) inertia tensor about the centre of mass, body frame */
+  int* cut;         /* (ncut) the description's joints cut to close loops */
+} mb_tree;
+
+/* Builds the tree of a description: breadth first from the ground through the joints in their
+   order, a joint reaching a body already in the tree being cut; a body still unreached gets a
+   free joint to the ground and its own subtree. MB_ERR_MEMORY, or MB_ERR_ARGUMENT for a
+   description the tree cannot hold (the message names the field). */
+mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err);
+void mb_tree_free(mb_tree* t);
+
+/* Per-run kinematic workspace of a tree: what the recursions compute, global components. */
+typedef struct mb_tree_state {
+  int ref;    /* mb_reference_point of the twists */
+  double* A;  /* (nbody x 9) body rotations, row-major, local to global */
+  double* o;  /* (nbody x 3) body-frame origins */
+  double* r;  /* (nbody x 3) reference points */
+  double* F;  /* (nbody x 9) the inboard joint frame's rotation (parent side), global */
+  double* P;  /* (nbody x 3) the joint point on the body (marker of the outboard frame) */
+  double* V;  /* (nbody x 6) twists [rdot_i; omega_i] of the reference points */
+  double* Vd; /* (nbody x 6) their time derivatives */
+  double* b;  /* (nz x 6) column of R for each coordinate, at its own body's reference point */
+  double* c;  /* (nbody x 3) centre of mass relative to the reference point */
+} mb_tree_state;
+
+mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference_point ref);
+void mb_tree_state_free(mb_tree_state* s);
+
+/* Poses (A, o, F, P, r, c) at joint coordinates z (nz). */
+void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s);
+
+/* Twists V and the columns b of R at zd (nz), after mb_tree_positions. */
+void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s);
+
+/* Vd = R zdd + Rdot zd, after mb_tree_velocities; zdd NULL for zero (Vd then holds Rdot zd). */
+void mb_tree_accelerations(const mb_tree* t, const double* z, const double* zd, const double* zdd,
+                           mb_tree_state* s);
+
+/* M (nz x nz, row-major, full) = R^T M^v R, by composite inertias accumulated from the leaves,
+   at the positions of s. work: 36 nbody doubles. */
+void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* work);
+
+/* Q (nz) = R^T (W - M^v Vd + inertial forces), the accumulated forces of eq. 7: W (nbody x 6) the
+   applied wrenches [force; moment about the reference point] of each body (NULL for none), Vd as
+   mb_tree_accelerations left it (with zdd = NULL: Rdot zd, the forces of eq. 7), the
+   velocity-dependent inertial forces of each body at the velocities of s. work: 6 nbody. */
+void mb_tree_forces(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
+                    double* work);
+
+/* W (6) += the wrench of force f (3, global) applied at global point x on a body whose
+   reference point is r (3). */
+void mb_wrench_add_force(const double* r, const double* x, const double* f, double* W);
+
+#endif
