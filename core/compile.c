@@ -33,6 +33,8 @@ typedef struct caps {
   X(int, elem_kind, c.nelem) \
   X(int, elem_qadr, c.nelem) \
   X(double, elem_q0, 3 * c.nelem) \
+  X(int, elem_body, c.nelem) \
+  X(double, elem_local, 3 * c.nelem) \
   X(int, lvec_termadr, c.nlvec) \
   X(int, lvec_termnum, c.nlvec) \
   X(double, lvec_const, 3 * c.nlvec) \
@@ -239,6 +241,7 @@ typedef struct compiler {
   int* explicit_joint; /* (njoint) 1: expressed by rows alone (mb_model.joint_explicit) */
   int* driver_row;     /* (ndriver) the constraint row of each driver */
   int mass_first;      /* first mass block of the body being compiled */
+  int exploded;        /* every joint expressed by its rows: each body owns its elements */
 } compiler;
 
 /* Derivative of a description scalar with respect to the seed parameter. */
@@ -321,6 +324,7 @@ static int reads_multipliers(mb_sensor_type type) {
 /* Joints whose multipliers an output or their friction reads are expressed by constraint rows
    alone. */
 static void mark_explicit_joints(compiler* c) {
+  for (int j = 0; c->exploded && j < c->d->njoint; j++) c->explicit_joint[j] = 1;
   for (int i = 0; i < c->d->nsensor; i++)
     if (reads_multipliers(c->d->sensor[i].type)) c->explicit_joint[c->d->sensor[i].joint] = 1;
   for (int j = 0; j < c->d->njoint; j++)
@@ -1667,7 +1671,21 @@ long mb_step_count(const mb_model* m) {
 }
 
 /* Compiles d; with seed >= 0 also the tangent model with respect to parameter `seed`. */
-static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** dout,
+/* Each element's body and local value, from the bodies' attachments (the first body wins for a
+   shared element; fixed elements and controller states have none). */
+static void element_owners(const compiler* c) {
+  for (int e = 0; e < c->nelem; e++) c->m->elem_body[e] = c->dm->elem_body[e] = -1;
+  for (int b = c->d->nbody - 1; b >= 0; b--)
+    for (int i = 0; i < c->base[b].natt; i++) {
+      const attach* a = &c->base[b].att[i];
+      if (c->elem_fixed[a->elem]) continue;
+      c->m->elem_body[a->elem] = c->dm->elem_body[a->elem] = b;
+      memcpy(c->m->elem_local + 3 * a->elem, a->local, 3 * sizeof(double));
+      memcpy(c->dm->elem_local + 3 * a->elem, a->dlocal, 3 * sizeof(double));
+    }
+}
+
+static mb_status compile(const mb_desc* d, int seed, int exploded, mb_model** out, mb_model** dout,
                          mb_error* err) {
   *out = NULL;
   if (dout) *dout = NULL;
@@ -1683,6 +1701,7 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   c.err = err;
   c.dim = d->dim;
   c.seed = seed;
+  c.exploded = exploded;
   mb_status st = MB_ERR_MEMORY;
 
   /* markers, ground first */
@@ -1761,6 +1780,7 @@ static mb_status compile(const mb_desc* d, int seed, mb_model** out, mb_model** 
   m->nsensor = d->nsensor;
   m->opt = d->settings;
   for (int r = 0; r < 3; r++) m->gravity[r] = r < c.dim ? d->gravity[r].value : 0;
+  element_owners(&c);
   for (int e = 0; e < c.nelem; e++) {
     m->elem_kind[e] = c.elem_kind[e];
     m->elem_qadr[e] = qadr[e];
@@ -1806,13 +1826,22 @@ fail:
   return st;
 }
 
-mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
-  mb_status st = compile(d, -1, out, NULL, err);
+static mb_status compile_with_structure(const mb_desc* d, int exploded, mb_model** out,
+                                        mb_error* err) {
+  mb_status st = compile(d, -1, exploded, out, NULL, err);
   if (st == MB_OK && (st = mb_structure_build(*out, err)) != MB_OK) {
     mb_model_free(*out);
     *out = NULL;
   }
   return st;
+}
+
+mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
+  return compile_with_structure(d, 0, out, err);
+}
+
+mb_status mb_compile_exploded(const mb_desc* d, mb_model** out, mb_error* err) {
+  return compile_with_structure(d, 1, out, err);
 }
 
 /* 1 when parameter p is bound to a marker direction (not differentiable by this compiler). */
@@ -1955,7 +1984,7 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
     return *dm ? MB_OK : mb_error_set(err, MB_ERR_MEMORY, "tangent model: out of memory");
   }
   mb_model* again = NULL;
-  mb_status st = compile(d, param, &again, dm, err);
+  mb_status st = compile(d, param, 0, &again, dm, err);
   if (st != MB_OK) return st;
   /* the layout must not depend on parameter values: same sizes as the model given */
   if (again->nq != m->nq || again->nlvec != m->nlvec || again->nterm != m->nterm ||

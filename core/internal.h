@@ -60,6 +60,11 @@ void mbu_bspline_support(int n, double t0, double t1, int j, double* lo, double*
 void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,
                     double* rate, double* accel);
 
+/* The natural-coordinate model of d with every joint expressed by its constraint rows, so that
+   each body owns its elements (mb_model.elem_body): the coordinates through which the joint
+   formulation evaluates forces, constraints and outputs (compile.c). */
+mb_status mb_compile_exploded(const mb_desc* d, mb_model** out, mb_error* err);
+
 /* tangent models that share storage (compile.c) */
 
 /* A copy of m with every real array zero: the common part of the tangent models of parameters

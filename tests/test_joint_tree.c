@@ -11,6 +11,7 @@
 #include "frames.h"
 #include "internal.h"
 #include "joint/tree.h"
+#include "structure.h"
 #include "testing.h"
 
 static const double gravity[3] = {0, -9.81, -4.0};
@@ -269,7 +270,8 @@ static void check_tree(mbt_tally* tally, const mb_desc* d, const mb_tree* t, con
         mb_wrench_add_force(st->r + 3 * b, g, f, W + 6 * b);
       }
       mb_tree_accelerations(t, z, zd, NULL, st);
-      mb_tree_forces(t, st, W, Q, work);
+      mb_tree_inertial_wrenches(t, st, W);
+      mb_tree_project(t, st, W, Q, work);
       double res = 0, scale = 0;
       for (int i = 0; i < nz; i++) {
         double r = -Q[i];
@@ -338,6 +340,116 @@ static void check_tree(mbt_tally* tally, const mb_desc* d, const mb_tree* t, con
   free(v2p), free(v2m);
 }
 
+/* q(z) of the auxiliary natural model along the path at s. */
+static void natural_at(const mb_tree* t, mb_tree_state* st, const mb_model* aux, const double* z,
+                       const double* zd, const double* zdd, double s, double* q) {
+  double* zs = malloc(2 * (size_t)t->nz * sizeof(double) + 1);
+  path_point(t, z, zd, zdd, s, zs, zs + t->nz);
+  mb_tree_positions(t, zs, st);
+  mb_tree_natural_positions(st, aux, q);
+  free(zs);
+}
+
+/* The exploded natural model's coordinates placed by the tree: its rigid-body rows and the rows
+   of the tree's joints vanish; rates against differences; its constant mass matrix gives the
+   tree's kinetic energy; forces on it map to the tree's generalised forces by virtual power. */
+static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree* t,
+                              const mb_model* aux, const char* name) {
+  const int nz = t->nz, nq = aux->nq, nc = aux->ncon, nb = t->nbody;
+  double* z = calloc(4 * (size_t)nz + 1, sizeof(double));
+  double *zd = z + nz, *zdd = zd + nz, *tau = zdd + nz;
+  double* q = calloc(10 * (size_t)nq + 1, sizeof(double));
+  double *qd = q + nq, *qdd = qd + nq, *fd = qdd + nq, *qp = fd + nq, *qm = qp + nq;
+  double *q2p = qm + nq, *q2m = q2p + nq, *Qq = q2m + nq, *Mqd = Qq + nq;
+  double* phi = calloc((size_t)nc + 1, sizeof(double));
+  double* M = calloc((size_t)nz * nz + 1, sizeof(double));
+  double* Qz = calloc((size_t)nz + 1, sizeof(double));
+  double* W = calloc(6 * (size_t)nb + 1, sizeof(double));
+  double* work = calloc(36 * (size_t)nb + 1, sizeof(double));
+  int* cut = calloc((size_t)d->njoint + 1, sizeof(int));
+  for (int k = 0; k < t->ncut; k++) cut[t->cut[k]] = 1;
+  unsigned seed = 777u + (unsigned)nq;
+  double e_phi = 0, e_vel = 0, s_vel = 0, e_acc = 0, s_acc = 0, e_ke = 0, s_ke = 0, e_pow = 0;
+  double s_pow = 0;
+  for (int ref = 0; ref < 2; ref++) {
+    mb_tree_state* st = mb_tree_state_create(t, (mb_reference_point)ref);
+    random_state(t, &seed, z, zd, zdd);
+    for (int i = 0; i < nz; i++) tau[i] = rnd(&seed);
+    make_tangent(t, z, tau);
+    /* rows that the tree holds by construction */
+    mb_tree_positions(t, z, st);
+    mb_tree_natural_positions(st, aux, q);
+    mb_constraint_values(aux, q, 0, phi);
+    for (int i = 0; i < nc; i++) {
+      const int j = aux->con_joint[i];
+      if (aux->con_body[i] >= 0 || (j >= 0 && !cut[j])) e_phi = fmax(e_phi, fabs(phi[i]));
+    }
+    /* velocities and accelerations against differences along the path */
+    mb_tree_velocities(t, z, zd, st);
+    mb_tree_natural_velocities(st, aux, qd);
+    mb_tree_accelerations(t, z, zd, zdd, st);
+    mb_tree_natural_accelerations(st, aux, qdd);
+    const double h = 1e-5, hs = 2e-3;
+    natural_at(t, st, aux, z, zd, zdd, h, qp);
+    natural_at(t, st, aux, z, zd, zdd, -h, qm);
+    for (int i = 0; i < nq; i++) fd[i] = (qp[i] - qm[i]) / (2 * h);
+    for (int i = 0; i < nq; i++)
+      e_vel = fmax(e_vel, fabs(qd[i] - fd[i])), s_vel = fmax(s_vel, fabs(fd[i]));
+    /* second differences, Richardson-extrapolated */
+    natural_at(t, st, aux, z, zd, zdd, hs, qp);
+    natural_at(t, st, aux, z, zd, zdd, -hs, qm);
+    natural_at(t, st, aux, z, zd, zdd, 2 * hs, q2p);
+    natural_at(t, st, aux, z, zd, zdd, -2 * hs, q2m);
+    natural_at(t, st, aux, z, zd, zdd, 0, fd);
+    for (int i = 0; i < nq; i++) {
+      const double d1 = (qp[i] - 2 * fd[i] + qm[i]) / (hs * hs);
+      const double d2 = (q2p[i] - 2 * fd[i] + q2m[i]) / (4 * hs * hs);
+      const double acc = (4 * d1 - d2) / 3;
+      e_acc = fmax(e_acc, fabs(qdd[i] - acc)), s_acc = fmax(s_acc, fabs(acc));
+    }
+    /* kinetic energy: 1/2 qd^T M_q qd (the natural model's constant mass) = 1/2 zd^T M zd */
+    mb_tree_positions(t, z, st);
+    mb_tree_velocities(t, z, zd, st);
+    mb_tree_natural_velocities(st, aux, qd);
+    memset(Mqd, 0, (size_t)nq * sizeof(double));
+    mb_mass_mul(aux, qd, 1, Mqd);
+    mb_tree_mass(t, st, M, work);
+    double ke_q = 0.5 * mbu_dot(nq, qd, Mqd), ke_z = 0;
+    for (int i = 0; i < nz; i++)
+      for (int j = 0; j < nz; j++) ke_z += 0.5 * zd[i] * M[(size_t)i * nz + j] * zd[j];
+    e_ke = fmax(e_ke, fabs(ke_q - ke_z)), s_ke = fmax(s_ke, fabs(ke_z));
+    /* virtual power of natural forces: tau . (dq/dz)^T Q = (dq/dz tau) . Q */
+    for (int i = 0; i < nq; i++) Qq[i] = rnd(&seed);
+    memset(W, 0, 6 * (size_t)nb * sizeof(double));
+    mb_tree_natural_wrenches(st, aux, Qq, W);
+    mb_tree_project(t, st, W, Qz, work);
+    double* zero = calloc((size_t)nz + 1, sizeof(double));
+    natural_at(t, st, aux, z, tau, zero, h, qp);
+    natural_at(t, st, aux, z, tau, zero, -h, qm);
+    free(zero);
+    double pz = mbu_dot(nz, tau, Qz), pq = 0;
+    for (int e = 0; e < aux->nelem; e++) {
+      const int a = aux->elem_qadr[e];
+      if (a < 0 || aux->elem_kind[e] == MB_ELEM_STATE) continue;
+      for (int k = 0; k < aux->dim; k++) pq += (qp[a + k] - qm[a + k]) / (2 * h) * Qq[a + k];
+    }
+    e_pow = fmax(e_pow, fabs(pz - pq)), s_pow = fmax(s_pow, fabs(pq) + 1);
+    mb_tree_state_free(st);
+  }
+  char what[256];
+  snprintf(what, sizeof what, "%s: natural rigid-body and tree-joint rows vanish", name);
+  mbt_check(tally, e_phi <= 1e-12, what, e_phi, 1e-12);
+  snprintf(what, sizeof what, "%s: natural velocities against differences", name);
+  mbt_check(tally, e_vel <= 1e-8 * fmax(1, s_vel), what, e_vel / fmax(1, s_vel), 1e-8);
+  snprintf(what, sizeof what, "%s: natural accelerations against differences", name);
+  mbt_check(tally, e_acc <= 1e-8 * fmax(1, s_acc), what, e_acc / fmax(1, s_acc), 1e-8);
+  snprintf(what, sizeof what, "%s: 1/2 qd^T M_q qd of the natural model = 1/2 zd^T M zd", name);
+  mbt_check(tally, e_ke <= 1e-12 * fmax(1, s_ke), what, e_ke / fmax(1, s_ke), 1e-12);
+  snprintf(what, sizeof what, "%s: natural forces map by virtual power", name);
+  mbt_check(tally, e_pow <= 1e-8 * s_pow, what, e_pow / s_pow, 1e-8);
+  free(z), free(q), free(phi), free(M), free(Qz), free(W), free(work), free(cut);
+}
+
 /* Loads a model, optionally reverses every joint (marker 1 and 2 swapped), and checks its tree. */
 static void check_model(mbt_tally* tally, const char* path, int reverse, int expect_cut,
                         int expect_nz) {
@@ -366,6 +478,12 @@ static void check_model(mbt_tally* tally, const char* path, int reverse, int exp
   snprintf(what, sizeof what, "%s: %d coordinates, %d cut joints", name, t->nz, t->ncut);
   mbt_check(tally, t->nz == expect_nz && t->ncut == expect_cut, what, t->nz, expect_nz);
   check_tree(tally, &d, t, name);
+  mb_model* aux = NULL;
+  if (mb_compile_exploded(&d, &aux, &err) == MB_OK)
+    check_natural_map(tally, &d, t, aux, name);
+  else
+    printf("FAIL %s: exploded natural model: %s\n", name, err.message), tally->failed++;
+  mb_model_free(aux);
   mb_tree_free(t);
   mb_desc_free(&d);
 }
@@ -380,5 +498,13 @@ int main(void) {
   check_model(&tally, "tests/models/ok/features_planar.json", 1, 0, 6);
   /* the five-bar: one loop, closed by a cut joint */
   check_model(&tally, "problems/fivebar.json", 0, 1, 4);
+  /* the bundled models: the spatial slider-crank's loop, the governor's two, the pendulum on its
+     XY table with its controller's state, the buggy (a free chassis, four suspension loops) and
+     the Bricard loop (redundant) */
+  check_model(&tally, "problems/slider_crank.json", 0, 1, 6);
+  check_model(&tally, "problems/control/governor_design.json", 0, 2, 12);
+  check_model(&tally, "problems/control/pendulum_pid.json", 0, 0, 6);
+  check_model(&tally, "problems/vehicle/step_descent.json", 0, 4, 30);
+  check_model(&tally, "tests/models/iftomm/a04_bricard.json", 0, 1, 5);
   return mbt_finish(&tally);
 }

@@ -12,6 +12,7 @@
 #define MBOPT_JOINT_TREE_H
 
 #include "mbopt/desc.h"
+#include "mbopt/model.h"
 #include "mbopt/status.h"
 
 /* The relative motion a tree joint allows, and its coordinates z (in the inboard frame F1 of
@@ -106,12 +107,30 @@ void mb_tree_accelerations(const mb_tree* t, const double* z, const double* zd, 
    at the positions of s. work: 36 nbody doubles. */
 void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* work);
 
-/* Q (nz) = R^T (W - M^v Vd + inertial forces), the accumulated forces of eq. 7: W (nbody x 6) the
-   applied wrenches [force; moment about the reference point] of each body (NULL for none), Vd as
-   mb_tree_accelerations left it (with zdd = NULL: Rdot zd, the forces of eq. 7), the
-   velocity-dependent inertial forces of each body at the velocities of s. work: 6 nbody. */
-void mb_tree_forces(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
-                    double* work);
+/* W (nbody x 6) += each body's inertial wrench about its reference point: -M^v_i Vd_i (Vd as
+   mb_tree_accelerations left it: with zdd = NULL, Rdot zd) and the velocity-dependent inertial
+   forces at the velocities of s; then mb_tree_project gives the accumulated forces of eq. 7. */
+void mb_tree_inertial_wrenches(const mb_tree* t, const mb_tree_state* s, double* W);
+
+/* Q (nz) = R^T W: the generalised forces of body wrenches W (nbody x 6, [force; moment about the
+   reference point], global), by composite wrenches accumulated from the leaves. work: 6 nbody
+   doubles. */
+void mb_tree_project(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
+                     double* work);
+
+/* The auxiliary natural coordinates (natural_map.c): the points and unit vectors of aux, the
+   exploded natural model of the same description (mb_compile_exploded), placed by the tree at
+   the poses of s into q (aux->nq), with their velocities (after mb_tree_velocities) and
+   accelerations (after mb_tree_accelerations). Ground elements and controller states are left
+   as they are. */
+void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, double* q);
+void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, double* qd);
+void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, double* qdd);
+
+/* W (nbody x 6) += the body wrenches of generalised forces Q (aux->nq) on aux's coordinates at
+   the poses of s, so that mb_tree_project(W) = (dq/dz)^T Q. */
+void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const double* Q,
+                              double* W);
 
 /* W (6) += the wrench of force f (3, global) applied at global point x on a body whose
    reference point is r (3). */

@@ -141,23 +141,26 @@ static void inertial_wrench(const mb_tree* t, const mb_tree_state* s, int b, dou
   for (int k = 0; k < 3; k++) Q[k] -= m * we[k], Q[3 + k] -= wJw[k] + m * cwe[k];
 }
 
-void mb_tree_forces(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
-                    double* work) {
-  const int nb = t->nbody;
-  memset(work, 0, 6 * (size_t)nb * sizeof(double));
-  /* composite wrenches W_b - M_b Vd_b + inertial forces, leaves first */
-  for (int k = nb - 1; k >= 0; k--) {
-    const int b = t->order[k];
-    double* Wb = work + 6 * b;
+void mb_tree_inertial_wrenches(const mb_tree* t, const mb_tree_state* s, double* W) {
+  for (int b = 0; b < t->nbody; b++) {
     double Mb[36], MVd[6];
     body_mass(t, s, b, Mb);
     mul6(Mb, s->Vd + 6 * b, MVd);
-    for (int i = 0; i < 6; i++) Wb[i] += (W ? W[6 * b + i] : 0) - MVd[i];
-    inertial_wrench(t, s, b, Wb);
-    const int p = t->parent[b];
+    for (int i = 0; i < 6; i++) W[6 * b + i] -= MVd[i];
+    inertial_wrench(t, s, b, W + 6 * b);
+  }
+}
+
+void mb_tree_project(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
+                     double* work) {
+  const int nb = t->nbody;
+  memcpy(work, W, 6 * (size_t)nb * sizeof(double));
+  /* composite wrenches, leaves first */
+  for (int k = nb - 1; k >= 0; k--) {
+    const int b = t->order[k], p = t->parent[b];
     if (p < 0) continue;
     double carried[6];
-    memcpy(carried, Wb, sizeof carried);
+    memcpy(carried, work + 6 * b, sizeof carried);
     shift_wrench(s->r + 3 * b, s->r + 3 * p, carried);
     for (int i = 0; i < 6; i++) work[6 * p + i] += carried[i];
   }

@@ -66,9 +66,12 @@ typedef struct mb_model {
   int unit_lvec[3]; /* constant lvecs of the global unit vectors x, y, z */
 
   /* basic elements */
-  int* elem_kind;  /* (nelem) mb_elem_kind */
-  int* elem_qadr;  /* (nelem) first coordinate in q, -1 when fixed to the ground */
-  double* elem_q0; /* (nelem x 3) approximate initial value (fixed value when on the ground) */
+  int* elem_kind;     /* (nelem) mb_elem_kind */
+  int* elem_qadr;     /* (nelem) first coordinate in q, -1 when fixed to the ground */
+  double* elem_q0;    /* (nelem x 3) approximate initial value (fixed value when on the ground) */
+  int* elem_body;     /* (nelem) a body the element is fixed in (the first of those sharing it), -1
+                         for ground elements and controller states */
+  double* elem_local; /* (nelem x 3) its local value in that body's frame */
 
   /* linear vectors: v(q) = lvec_const + sum over terms of term_W (dim x dim) q[term_qadr .. +dim]
    */

@@ -1,0 +1,93 @@
+/* The joint formulation's auxiliary natural coordinates (tree.h): the exploded natural model's
+   points and unit vectors placed by the tree, with their velocities and accelerations, and its
+   generalised forces turned into body wrenches. Forces, constraints and outputs are written once,
+   on natural coordinates, and serve both formulations through this map (the derivatives "through
+   the natural coordinates" of Dopico, Lopez Varela, Luaces, "Augmented Lagrangian index-3
+   semi-recursive formulations with projections: direct sensitivity analysis", section 2). */
+#include <string.h>
+
+#include "frames.h"
+#include "internal.h"
+#include "tree.h"
+
+/* The global value x of element e of body b (point: o + A local; vector: A local). */
+static void element_value(const mb_model* aux, const mb_tree_state* s, int e, int b, double* x) {
+  mbu_mat3_vec(s->A + 9 * b, aux->elem_local + 3 * e, x);
+  if (aux->elem_kind[e] == MB_ELEM_POINT)
+    for (int k = 0; k < 3; k++) x[k] += s->o[3 * b + k];
+}
+
+/* Whether element e is placed by the tree (a point or vector of a body, with coordinates). */
+static int placed(const mb_model* aux, int e) {
+  return aux->elem_qadr[e] >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE;
+}
+
+void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, double* q) {
+  const int dim = aux->dim;
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!placed(aux, e)) continue;
+    double x[3];
+    element_value(aux, s, e, aux->elem_body[e], x);
+    memcpy(q + aux->elem_qadr[e], x, (size_t)dim * sizeof(double));
+  }
+}
+
+/* The velocity v (3) of element e of body b, and the arm it turns about (point: x - r, from the
+   reference point; vector: x itself): point rdot + w x (x - r); vector w x x. */
+static void element_velocity(const mb_model* aux, const mb_tree_state* s, int e, int b, double* arm,
+                             double* v) {
+  const double* V = s->V + 6 * b;
+  const int point = aux->elem_kind[e] == MB_ELEM_POINT;
+  element_value(aux, s, e, b, arm);
+  for (int k = 0; k < 3; k++) arm[k] -= point ? s->r[3 * b + k] : 0;
+  mbu_cross3(V + 3, arm, v);
+  for (int k = 0; k < 3; k++) v[k] += point ? V[k] : 0;
+}
+
+void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, double* qd) {
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!placed(aux, e)) continue;
+    double arm[3], v[3];
+    element_velocity(aux, s, e, aux->elem_body[e], arm, v);
+    memcpy(qd + aux->elem_qadr[e], v, (size_t)aux->dim * sizeof(double));
+  }
+}
+
+void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, double* qdd) {
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!placed(aux, e)) continue;
+    const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
+    const double *V = s->V + 6 * b, *Vd = s->Vd + 6 * b;
+    double arm[3], v[3], a[3], wt[3];
+    element_velocity(aux, s, e, b, arm, v);
+    /* point: rdd + wd x (x - r) + w x (xdot - rdot_ref), rdot_ref the reference point's own
+       velocity (the centre of mass's for RTdyn0, zero for RTdyn1); vector: wd x x + w x (w x x) */
+    mbu_cross3(Vd + 3, arm, a);
+    for (int k = 0; k < 3; k++) {
+      a[k] += point ? Vd[k] : 0;
+      v[k] -= point && s->ref == MB_REFERENCE_COM ? V[k] : 0;
+    }
+    mbu_cross3(V + 3, v, wt);
+    for (int k = 0; k < 3; k++) a[k] += wt[k];
+    memcpy(qdd + aux->elem_qadr[e], a, (size_t)aux->dim * sizeof(double));
+  }
+}
+
+void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const double* Q,
+                              double* W) {
+  const int dim = aux->dim;
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!placed(aux, e)) continue;
+    const int b = aux->elem_body[e];
+    double x[3], f[3] = {0, 0, 0}, n[3];
+    element_value(aux, s, e, b, x);
+    memcpy(f, Q + aux->elem_qadr[e], (size_t)dim * sizeof(double));
+    if (aux->elem_kind[e] == MB_ELEM_POINT) {
+      mb_wrench_add_force(s->r + 3 * b, x, f, W + 6 * b);
+      continue;
+    }
+    /* a force f on unit vector x does virtual work f . (dtheta x x) = dtheta . (x x f) */
+    mbu_cross3(x, f, n);
+    for (int k = 0; k < 3; k++) W[6 * b + 3 + k] += n[k];
+  }
+}
