@@ -47,27 +47,33 @@ static void mat3_mul_t(const double* A, const double* B, double* C) {
   memcpy(C, T, sizeof T);
 }
 
-/* Rotation of Euler parameters e (e0 the scalar part): (e0^2 - e.e) I + 2 e e^T + 2 e0 [e]. */
-static void euler_rotation(const double* e, double* Q) {
-  const double e0 = e[0], e1 = e[1], e2 = e[2], e3 = e[3];
-  const double s = e0 * e0 - e1 * e1 - e2 * e2 - e3 * e3;
-  const double R[9] = {s + 2 * e1 * e1,         2 * (e1 * e2 - e0 * e3), 2 * (e1 * e3 + e0 * e2),
-                       2 * (e1 * e2 + e0 * e3), s + 2 * e2 * e2,         2 * (e2 * e3 - e0 * e1),
-                       2 * (e1 * e3 - e0 * e2), 2 * (e2 * e3 + e0 * e1), s + 2 * e3 * e3};
+/* The rotation of Euler parameters e (e0 the scalar part) taken at unit length, u = e / |e|:
+   (u0^2 - u.u) I + 2 u u^T + 2 u0 [u]; with the columns of its angular velocity 2 E(u) edot / |e|
+   (E 3 x 4) into Sw[0..3] and, with rates ed (may be NULL), their derivative at zero edd,
+   -4 (u . ed) / |e|^2 E(u) ed, into aw. At unit length and rates tangent to it these are the
+   usual 2 E(e) edot and 0; off it the pose does not move along e (R e = 0 exactly, the
+   normalisation constraint holding |e|). */
+static void euler_motion(const double* e, const double* ed, double* Q, double (*Sw)[3],
+                         double* aw) {
+  const double n = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+  const double u0 = e[0] / n, u1 = e[1] / n, u2 = e[2] / n, u3 = e[3] / n;
+  const double s = u0 * u0 - u1 * u1 - u2 * u2 - u3 * u3;
+  const double R[9] = {s + 2 * u1 * u1,         2 * (u1 * u2 - u0 * u3), 2 * (u1 * u3 + u0 * u2),
+                       2 * (u1 * u2 + u0 * u3), s + 2 * u2 * u2,         2 * (u2 * u3 - u0 * u1),
+                       2 * (u1 * u3 - u0 * u2), 2 * (u2 * u3 + u0 * u1), s + 2 * u3 * u3};
   memcpy(Q, R, sizeof R);
-}
-
-/* Columns of the angular velocity 2 E(e) edot of Euler parameters (E 3 x 4), into Sw[0..3]. */
-static void euler_rate_columns(const double* e, double (*Sw)[3]) {
-  const double E[3][4] = {
-      {-e[1], e[0], -e[3], e[2]}, {-e[2], e[3], e[0], -e[1]}, {-e[3], -e[2], e[1], e[0]}};
+  const double E[3][4] = {{-u1, u0, -u3, u2}, {-u2, u3, u0, -u1}, {-u3, -u2, u1, u0}};
   for (int k = 0; k < 4; k++)
-    for (int r = 0; r < 3; r++) Sw[k][r] = 2 * E[r][k];
+    for (int r = 0; r < 3; r++) Sw[k][r] = 2 * E[r][k] / n;
+  if (!ed) return;
+  const double c = -2 * (u0 * ed[0] + u1 * ed[1] + u2 * ed[2] + u3 * ed[3]) / n;
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 4; k++) aw[r] += c * Sw[k][r] * ed[k];
 }
 
 /* The motion of a tree joint of kind `kind` at z, zd (zd may be NULL: no rates, no biases). The
-   biases vanish for every kind but the universal joint: the columns are constant in F1, or, for
-   Euler parameters, 2 E(edot) edot = 0. */
+   biases vanish but for the universal joint and Euler parameters off unit length: the other
+   columns are constant in F1. */
 static void joint_relative(int kind, int dim, const double* z, const double* zd, joint_motion* m) {
   memset(m, 0, sizeof *m);
   m->Q[0] = m->Q[4] = m->Q[8] = 1;
@@ -112,8 +118,7 @@ static void joint_relative(int kind, int dim, const double* z, const double* zd,
     }
     case MB_TREE_SPHERICAL:
       m->n = 4;
-      euler_rotation(z, m->Q);
-      euler_rate_columns(z, m->Sw);
+      euler_motion(z, zd, m->Q, m->Sw, m->aw);
       break;
     case MB_TREE_FREE:
       if (dim == 2) {
@@ -125,8 +130,7 @@ static void joint_relative(int kind, int dim, const double* z, const double* zd,
       }
       m->n = 7;
       for (int k = 0; k < 3; k++) m->d[k] = z[k], m->Sp[k][k] = 1;
-      euler_rotation(z + 3, m->Q);
-      euler_rate_columns(z + 3, m->Sw + 3);
+      euler_motion(z + 3, zd ? zd + 3 : NULL, m->Q, m->Sw + 3, m->aw);
       break;
     default: /* fixed */
       break;
