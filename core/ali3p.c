@@ -1,12 +1,8 @@
-/* ALI3-P: index-3 augmented Lagrangian formulation with mass-orthogonal projections, integrated
-   with the Newmark family (seed 001, section 2, eqs. 1-7).
-
-   Per step: Newmark prediction; Newton iteration on the positions of
-     g(q) = beta h^2 [M qdd + Phi_q^T (lambda + alpha Phi) - Q] = 0            (eq. 3)
-   with the tangent M + gamma h C + beta h^2 (Phi_q^T alpha Phi_q + K [+ Phi_qq^T (lambda + alpha
-   Phi)]) (eq. 5) and the multiplier update lambda += alpha Phi (eq. 1b); then the projections of
-   the velocities and accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7).
- */
+/* ALI3-P in natural coordinates: the formulation's half of the step (stepper.h, whose step
+   ali3p_step.c takes), with the tangent M + gamma h C + beta h^2 (Phi_q^T alpha Phi_q + K
+   [+ Phi_qq^T (lambda + alpha Phi)]) (eq. 5) and the projections of the velocities and
+   accelerations onto the constraint manifolds with P = M, zeta = 1 (eqs. 6, 7) (seed 001, section
+   2); then steps on sub-steps, and simulation with its energy balance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +10,7 @@
 
 #include "internal.h"
 #include "mbopt/simulate.h"
-
-/* Newmark velocities and accelerations of the current positions (eqs. 2). */
-static void newmark_rates(const mb_model* m, mb_data* d) {
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double cv = gamma / (beta * h), ca = 1 / (beta * h * h);
-  for (int i = 0; i < m->nq; i++) {
-    d->qd[i] = cv * d->q[i] - d->qhat_v[i];
-    d->qdd[i] = ca * d->q[i] - d->qhat_a[i];
-  }
-}
+#include "stepper.h"
 
 /* Penalty of the projections (times m->con_scale per constraint). Their converged result, the
    exact mass-orthogonal projection, does not depend on it; a penalty of about 1e4 times the mass
@@ -154,175 +141,69 @@ static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r
   for (int i = 0; i < nq; i++) r[i] = bh2 * (r[i] - d->force[i]);
 }
 
-/* After the first Newton iteration of a step, the factorised Newton matrix is kept (chord
-   iterations) while the iteration contracts at least this fast; a converged chord iteration is
-   then at most rate / (1 - rate) of its last correction from the solution. Slower contraction
-   turns the rest of the step into Newton iterations. The matrix is not kept from one step to
-   the next: the penalty term dominates it, and the rotation of the bodies between steps turns
-   its directions enough to stall the iteration. */
-#define MB_CHORD_RATE 0.1
-
-/* Near a singular position Phi_q loses rank: along its vanishing singular value sigma the
-   multiplier update contracts only by 1 / (1 + c sigma^2) per iteration (c the scaled penalty,
-   compile.c), and Newton iterations slower than MB_SLOW_RATE, MB_SLOW_ITERATIONS in a row, show
-   it. Then either the positions have stopped moving (|dq| within tolerance): no small motion
-   reduces the constraints left, and up to MB_STALL_PHI times the constraint tolerance they are
-   the singular position's own (of the order sigma times the tolerance on q); the step is
-   accepted as passed. Or, when the iteration would need more than MB_SLOW_REMAINING further
-   iterations at its rate, the step's penalty is raised by MB_PENALTY_BOOST, at most to
-   MB_PENALTY_BOOST_MAX times the model's: round-off in q grows with it, so only these steps
-   pay. A stall with larger constraints is a mechanism that cannot follow (it locks). */
-#define MB_SLOW_RATE 0.5
-#define MB_SLOW_ITERATIONS 3
-#define MB_SLOW_REMAINING 10
-#define MB_STALL_PHI 100
-#define MB_PENALTY_BOOST 100
-#define MB_PENALTY_BOOST_MAX 1e4
-/* Constraints above MB_STALL_PHI times the tolerance that decrease by less than
-   MB_STUCK_PHI_RATE per slow iteration once the penalty is raised in full: the mechanism
-   cannot follow (it locks) */
-#define MB_STUCK_PHI_RATE 0.99
-/* Newton corrections growing this many iterations in a row: the iteration diverges */
-#define MB_DIVERGING_ITERATIONS 4
-
 double mb_model_penalty_remedy(const mb_model* m) {
   return m->penalty_at_cap > 2 * m->opt.penalty ? m->penalty_at_cap : 0;
 }
 
-/* The error of a step whose Newton iteration did not converge: what failed and what helps. */
-static mb_status newton_failure(const mb_model* m, const mb_data* d, int it, double dq_norm,
-                                double rate, int locked, int growing, mb_error* err) {
-  const int worst = mbu_index_max_abs(m->ncon, d->phi);
-  const double phi = m->ncon ? fabs(d->phi[worst]) : 0;
-  const char* label = m->ncon ? m->con_label + MB_LABEL_LEN * worst : "";
-  if (growing >= MB_DIVERGING_ITERATIONS)
-    return mb_error_set(err, MB_NEWTON_FAILED,
-                        "t = %g: Newton iteration diverges (|dq| grew to %.3g in %d iterations): "
-                        "the motion changes too much in one step; a smaller step (--step %g) "
-                        "follows it%s",
-                        d->t, dq_norm, it, m->opt.step / 4, mb_friction_lock_hint(m));
-  if (locked)
-    return mb_error_set(err, MB_NEWTON_FAILED,
-                        "t = %g: the constraints cannot be satisfied: |Phi| stays at %.3g (%s) "
-                        "whatever the positions; the mechanism locks (a driver or a "
-                        "prescribed motion takes it where its joints cannot follow, or the "
-                        "geometry is wrong); a smaller step does not help: check the drivers' "
-                        "functions and the joint positions%s",
-                        d->t, phi, label, mb_friction_lock_hint(m));
-  char remedy[320];
-  if (rate > MB_SLOW_RATE) {
-    /* a penalty that puts every constraint at the cap contracts fastest where Phi_q nearly loses
-       rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
-       iterations help */
-    char what_helps[96];
-    const double penalty = mb_model_penalty_remedy(m);
-    if (penalty > 0)
-      snprintf(what_helps, sizeof what_helps,
-               "simulation.penalty = %.2g passes it (every constraint's penalty at its cap)",
-               penalty);
-    else
-      snprintf(what_helps, sizeof what_helps, "raise simulation.max_newton above %d",
-               m->opt.max_newton);
-    snprintf(remedy, sizeof remedy,
-             ", contracting only by %.2f per iteration: the constraints are nearly singular here "
-             "(a dead point, or the mechanism locking); if it locks, check the drivers' "
-             "functions and the joint positions, else %s",
-             rate, what_helps);
-  } else
-    snprintf(remedy, sizeof remedy,
-             "; simulation.max_newton above %d, or a smaller step (--step %g), gives it more room",
-             m->opt.max_newton, m->opt.step / 4);
-  return mb_error_set(err, MB_NEWTON_FAILED,
-                      "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
-                      "m, |Phi| = %.3g at %s)%s%s",
-                      d->t, it, dq_norm, phi, label, remedy, mb_friction_lock_hint(m));
+/* The natural formulation's functions of the ALI3-P step (stepper.h). */
+typedef struct natural_step {
+  const mb_model* m;
+  mb_data* d;
+} natural_step;
+
+static void natural_positions(const mb_stepper* s) {
+  const natural_step* c = s->ctx;
+  mb_constraints_positions(c->m, c->d);
 }
+
+static int natural_residual(const mb_stepper* s, double alpha, double* r, int tangent) {
+  const natural_step* c = s->ctx;
+  newton_system(c->m, c->d, alpha, r, tangent);
+  return tangent && mb_factor_compute(c->d->newton, c->d->tangent) != 0;
+}
+
+static void natural_solve(const mb_stepper* s, double* r) {
+  const natural_step* c = s->ctx;
+  mb_factor_solve(c->d->newton, 0, 1, r);
+}
+
+static mb_status natural_project(const mb_stepper* s, mb_error* err) {
+  const natural_step* c = s->ctx;
+  return project_state(c->m, c->d, err);
+}
+
+static const char* natural_label(const mb_stepper* s, int i) {
+  const natural_step* c = s->ctx;
+  return c->m->con_label + MB_LABEL_LEN * i;
+}
+
+static const mb_stepper_ops natural_ops = {natural_positions, natural_residual, natural_solve,
+                                           natural_project, natural_label};
 
 /* One step of m->opt.step from d->t to t_new. */
 static mb_status ali3p_step(const mb_model* m, mb_data* d, double t_new, mb_error* err) {
-  const int nq = m->nq, nc = m->ncon;
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  double alpha = m->opt.penalty; /* raised for this step only near singular positions */
-
-  /* Newmark history terms of the previous step (eqs. 2), then the prediction */
-  for (int i = 0; i < nq; i++) {
-    d->qhat_v[i] = gamma / (beta * h) * d->q[i] + (gamma / beta - 1) * d->qd[i] +
-                   h * (gamma / (2 * beta) - 1) * d->qdd[i];
-    d->qhat_a[i] =
-        d->q[i] / (beta * h * h) + d->qd[i] / (beta * h) + (1 / (2 * beta) - 1) * d->qdd[i];
-    d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
-  }
-  d->t = t_new;
-
-  /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
-  double* r = d->work + 2 * nq;
-  double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY, rate = 0;
-  int it = 0, converged = 0, refresh = 1, newton = 0, slow = 0, growing = 0, stuck = 0, locked = 0,
-      raised = 0;
-  newmark_rates(m, d);
-  mb_constraints_positions(m, d);
-  while (!converged && it < m->opt.max_newton && growing < MB_DIVERGING_ITERATIONS) {
-    newton_system(m, d, alpha, r, refresh);
-    if (!mbu_all_finite(nq, r))
-      return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints%s", d->t,
-                          mb_friction_lock_hint(m));
-    if (refresh && mb_factor_compute(d->newton, d->tangent) != 0)
-      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix%s", d->t,
-                          mb_friction_lock_hint(m));
-    mb_factor_solve(d->newton, 0, 1, r);
-    for (int i = 0; i < nq; i++) d->q[i] -= r[i];
-    /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */
-    newmark_rates(m, d);
-    mb_constraints_positions(m, d);
-    for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_scale[i] * d->phi[i];
-    dq_norm = mbu_norm_inf(nq, r);
-    const double phi_last = phi_norm;
-    phi_norm = mbu_norm_inf(nc, d->phi);
-    it++;
-    rate = dq_norm / dq_last;
-    dq_last = dq_norm;
-    converged = dq_norm <= m->opt.tol_newton && phi_norm <= m->opt.tol_constraint &&
-                (refresh || rate <= MB_CHORD_RATE);
-    if (!refresh && rate > MB_CHORD_RATE) newton = 1;
-    if (!converged && refresh) {
-      /* a raised penalty first makes larger corrections */
-      growing = rate > 1 && dq_norm > m->opt.tol_newton && !raised ? growing + 1 : 0;
-      raised = 0;
-      slow = rate > MB_SLOW_RATE ? slow + 1 : 0;
-      /* constraints beyond round-off that no longer decrease: stalled */
-      stuck =
-          phi_norm > MB_STALL_PHI * m->opt.tol_constraint && phi_norm > MB_STUCK_PHI_RATE * phi_last
-              ? stuck + 1
-              : 0;
-      const int still = slow >= MB_SLOW_ITERATIONS && dq_norm <= m->opt.tol_newton;
-      if (still && phi_norm <= MB_STALL_PHI * m->opt.tol_constraint) {
-        converged = 1;
-        d->report.stalled_steps++;
-      } else if (slow >= MB_SLOW_ITERATIONS &&
-                 (still || log(m->opt.tol_newton / dq_norm) < MB_SLOW_REMAINING * log(rate)) &&
-                 alpha < MB_PENALTY_BOOST_MAX * m->opt.penalty) {
-        alpha *= MB_PENALTY_BOOST;
-        slow = stuck = 0;
-        raised = 1;
-      } else if (alpha >= MB_PENALTY_BOOST_MAX * m->opt.penalty &&
-                 (still || stuck >= MB_SLOW_ITERATIONS)) {
-        locked = 1;
-        break;
-      }
-    }
-    refresh = newton || m->opt.refresh_each_iteration;
-  }
-  d->report.newton_iterations += it;
-  if (it > d->report.max_newton_per_step) d->report.max_newton_per_step = it;
-  if (!mbu_all_finite(nq, d->q))
-    return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", d->t);
-  if (!converged) return newton_failure(m, d, it, dq_norm, rate, locked, growing, err);
-  memcpy(d->qd_star, d->qd, sizeof(double) * nq);
-  memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
-
-  /* projections of velocities and accelerations (eqs. 6, 7), at the positions whose constraints
-     the last iteration evaluated */
-  return project_state(m, d, err);
+  natural_step c = {m, d};
+  const mb_stepper s = {.ops = &natural_ops,
+                        .ctx = &c,
+                        .opt = &m->opt,
+                        .n = m->nq,
+                        .nc = m->ncon,
+                        .q = d->q,
+                        .qd = d->qd,
+                        .qdd = d->qdd,
+                        .qd_star = d->qd_star,
+                        .qdd_star = d->qdd_star,
+                        .qhat_v = d->qhat_v,
+                        .qhat_a = d->qhat_a,
+                        .lambda = d->lambda,
+                        .phi = d->phi,
+                        .scale = m->con_scale,
+                        .r = d->work + 2 * m->nq,
+                        .t = &d->t,
+                        .report = &d->report,
+                        .penalty_remedy = mb_model_penalty_remedy(m),
+                        .lock_hint = mb_friction_lock_hint(m)};
+  return mb_ali3p_step(&s, t_new, err);
 }
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {

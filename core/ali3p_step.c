@@ -1,0 +1,190 @@
+/* The ALI3-P step, the same for every formulation (stepper.h): Newmark prediction; Newton
+   iteration on the positions of
+     g(q) = beta h^2 [M qdd + Phi_q^T (lambda + alpha Phi) - Q] = 0            (eq. 3)
+   with the formulation's Newton matrix (eq. 5) and the multiplier update lambda += alpha Phi
+   (eq. 1b); then the formulation's projections of the velocities and accelerations (eqs. 6, 7)
+   (seed 001, section 2). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "stepper.h"
+
+/* Newmark velocities and accelerations of the current positions (eqs. 2). */
+static void newmark_rates(const mb_stepper* s) {
+  const double h = s->opt->step, beta = s->opt->beta, gamma = s->opt->gamma;
+  const double cv = gamma / (beta * h), ca = 1 / (beta * h * h);
+  for (int i = 0; i < s->n; i++) {
+    s->qd[i] = cv * s->q[i] - s->qhat_v[i];
+    s->qdd[i] = ca * s->q[i] - s->qhat_a[i];
+  }
+}
+
+/* After the first Newton iteration of a step, the factorised Newton matrix is kept (chord
+   iterations) while the iteration contracts at least this fast; a converged chord iteration is
+   then at most rate / (1 - rate) of its last correction from the solution. Slower contraction
+   turns the rest of the step into Newton iterations. The matrix is not kept from one step to
+   the next: the penalty term dominates it, and the rotation of the bodies between steps turns
+   its directions enough to stall the iteration. */
+#define MB_CHORD_RATE 0.1
+
+/* Near a singular position Phi_q loses rank: along its vanishing singular value sigma the
+   multiplier update contracts only by 1 / (1 + c sigma^2) per iteration (c the scaled penalty,
+   compile.c), and Newton iterations slower than MB_SLOW_RATE, MB_SLOW_ITERATIONS in a row, show
+   it. Then either the positions have stopped moving (|dq| within tolerance): no small motion
+   reduces the constraints left, and up to MB_STALL_PHI times the constraint tolerance they are
+   the singular position's own (of the order sigma times the tolerance on q); the step is
+   accepted as passed. Or, when the iteration would need more than MB_SLOW_REMAINING further
+   iterations at its rate, the step's penalty is raised by MB_PENALTY_BOOST, at most to
+   MB_PENALTY_BOOST_MAX times the model's: round-off in q grows with it, so only these steps
+   pay. A stall with larger constraints is a mechanism that cannot follow (it locks). */
+#define MB_SLOW_RATE 0.5
+#define MB_SLOW_ITERATIONS 3
+#define MB_SLOW_REMAINING 10
+#define MB_STALL_PHI 100
+#define MB_PENALTY_BOOST 100
+#define MB_PENALTY_BOOST_MAX 1e4
+/* Constraints above MB_STALL_PHI times the tolerance that decrease by less than
+   MB_STUCK_PHI_RATE per slow iteration once the penalty is raised in full: the mechanism
+   cannot follow (it locks) */
+#define MB_STUCK_PHI_RATE 0.99
+/* Newton corrections growing this many iterations in a row: the iteration diverges */
+#define MB_DIVERGING_ITERATIONS 4
+
+/* The error of a step whose Newton iteration did not converge: what failed and what helps. */
+static mb_status newton_failure(const mb_stepper* s, int it, double dq_norm, double rate,
+                                int locked, int growing, mb_error* err) {
+  const int worst = mbu_index_max_abs(s->nc, s->phi);
+  const double phi = s->nc ? fabs(s->phi[worst]) : 0;
+  const char* label = s->nc ? s->ops->label(s, worst) : "";
+  const double t = *s->t, step = s->opt->step;
+  if (growing >= MB_DIVERGING_ITERATIONS)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: Newton iteration diverges (|dq| grew to %.3g in %d iterations): "
+                        "the motion changes too much in one step; a smaller step (--step %g) "
+                        "follows it%s",
+                        t, dq_norm, it, step / 4, s->lock_hint);
+  if (locked)
+    return mb_error_set(err, MB_NEWTON_FAILED,
+                        "t = %g: the constraints cannot be satisfied: |Phi| stays at %.3g (%s) "
+                        "whatever the positions; the mechanism locks (a driver or a "
+                        "prescribed motion takes it where its joints cannot follow, or the "
+                        "geometry is wrong); a smaller step does not help: check the drivers' "
+                        "functions and the joint positions%s",
+                        t, phi, label, s->lock_hint);
+  char remedy[320];
+  if (rate > MB_SLOW_RATE) {
+    /* a penalty that puts every constraint at the cap contracts fastest where Phi_q nearly loses
+       rank (docs/model-format.md, "The penalty"); where the penalty is already about that, more
+       iterations help */
+    char what_helps[96];
+    const double penalty = s->penalty_remedy;
+    if (penalty > 0)
+      snprintf(what_helps, sizeof what_helps,
+               "simulation.penalty = %.2g passes it (every constraint's penalty at its cap)",
+               penalty);
+    else
+      snprintf(what_helps, sizeof what_helps, "raise simulation.max_newton above %d",
+               s->opt->max_newton);
+    snprintf(remedy, sizeof remedy,
+             ", contracting only by %.2f per iteration: the constraints are nearly singular here "
+             "(a dead point, or the mechanism locking); if it locks, check the drivers' "
+             "functions and the joint positions, else %s",
+             rate, what_helps);
+  } else
+    snprintf(remedy, sizeof remedy,
+             "; simulation.max_newton above %d, or a smaller step (--step %g), gives it more room",
+             s->opt->max_newton, step / 4);
+  return mb_error_set(err, MB_NEWTON_FAILED,
+                      "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
+                      "m, |Phi| = %.3g at %s)%s%s",
+                      t, it, dq_norm, phi, label, remedy, s->lock_hint);
+}
+
+mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
+  const mb_settings* opt = s->opt;
+  const int nq = s->n, nc = s->nc;
+  const double h = opt->step, beta = opt->beta, gamma = opt->gamma;
+  double alpha = opt->penalty; /* raised for this step only near singular positions */
+  double *q = s->q, *qd = s->qd, *qdd = s->qdd;
+
+  /* Newmark history terms of the previous step (eqs. 2), then the prediction */
+  for (int i = 0; i < nq; i++) {
+    s->qhat_v[i] = gamma / (beta * h) * q[i] + (gamma / beta - 1) * qd[i] +
+                   h * (gamma / (2 * beta) - 1) * qdd[i];
+    s->qhat_a[i] = q[i] / (beta * h * h) + qd[i] / (beta * h) + (1 / (2 * beta) - 1) * qdd[i];
+    q[i] += h * qd[i] + 0.5 * h * h * qdd[i];
+  }
+  *s->t = t_new;
+
+  /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
+  double* r = s->r;
+  double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY, rate = 0;
+  int it = 0, converged = 0, refresh = 1, newton = 0, slow = 0, growing = 0, stuck = 0, locked = 0,
+      raised = 0;
+  newmark_rates(s);
+  s->ops->positions(s);
+  while (!converged && it < opt->max_newton && growing < MB_DIVERGING_ITERATIONS) {
+    const int singular = s->ops->residual(s, alpha, r, refresh);
+    if (!mbu_all_finite(nq, r))
+      return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints%s",
+                          *s->t, s->lock_hint);
+    if (singular)
+      return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix%s", *s->t,
+                          s->lock_hint);
+    s->ops->solve(s, r);
+    for (int i = 0; i < nq; i++) q[i] -= r[i];
+    /* lambda^(i+1) = lambda^(i) + alpha Phi(q^(i+1)) (eq. 1b) */
+    newmark_rates(s);
+    s->ops->positions(s);
+    for (int i = 0; i < nc; i++) s->lambda[i] += alpha * s->scale[i] * s->phi[i];
+    dq_norm = mbu_norm_inf(nq, r);
+    const double phi_last = phi_norm;
+    phi_norm = mbu_norm_inf(nc, s->phi);
+    it++;
+    rate = dq_norm / dq_last;
+    dq_last = dq_norm;
+    converged = dq_norm <= opt->tol_newton && phi_norm <= opt->tol_constraint &&
+                (refresh || rate <= MB_CHORD_RATE);
+    if (!refresh && rate > MB_CHORD_RATE) newton = 1;
+    if (!converged && refresh) {
+      /* a raised penalty first makes larger corrections */
+      growing = rate > 1 && dq_norm > opt->tol_newton && !raised ? growing + 1 : 0;
+      raised = 0;
+      slow = rate > MB_SLOW_RATE ? slow + 1 : 0;
+      /* constraints beyond round-off that no longer decrease: stalled */
+      stuck =
+          phi_norm > MB_STALL_PHI * opt->tol_constraint && phi_norm > MB_STUCK_PHI_RATE * phi_last
+              ? stuck + 1
+              : 0;
+      const int still = slow >= MB_SLOW_ITERATIONS && dq_norm <= opt->tol_newton;
+      if (still && phi_norm <= MB_STALL_PHI * opt->tol_constraint) {
+        converged = 1;
+        s->report->stalled_steps++;
+      } else if (slow >= MB_SLOW_ITERATIONS &&
+                 (still || log(opt->tol_newton / dq_norm) < MB_SLOW_REMAINING * log(rate)) &&
+                 alpha < MB_PENALTY_BOOST_MAX * opt->penalty) {
+        alpha *= MB_PENALTY_BOOST;
+        slow = stuck = 0;
+        raised = 1;
+      } else if (alpha >= MB_PENALTY_BOOST_MAX * opt->penalty &&
+                 (still || stuck >= MB_SLOW_ITERATIONS)) {
+        locked = 1;
+        break;
+      }
+    }
+    refresh = newton || opt->refresh_each_iteration;
+  }
+  s->report->newton_iterations += it;
+  if (it > s->report->max_newton_per_step) s->report->max_newton_per_step = it;
+  if (!mbu_all_finite(nq, q))
+    return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", *s->t);
+  if (!converged) return newton_failure(s, it, dq_norm, rate, locked, growing, err);
+  memcpy(s->qd_star, qd, sizeof(double) * nq);
+  memcpy(s->qdd_star, qdd, sizeof(double) * nq);
+
+  /* projections of velocities and accelerations (eqs. 6, 7), at the positions whose constraints
+     the last iteration evaluated */
+  return s->ops->project(s, err);
+}

@@ -1,0 +1,49 @@
+/* What one ALI3-P step asks of a formulation: its coordinates and multipliers, and a table of
+   functions for its constraints, its Newton residual and matrix, and its projections (the GSL
+   step-method pattern). ali3p_step.c holds the step itself, the same for every formulation:
+   Newmark prediction, the Newton iteration on positions with the multiplier update, the handling
+   of singular positions and the projections (seed 001, section 2, eqs. 1-7). Internal. */
+#ifndef MBOPT_STEPPER_H
+#define MBOPT_STEPPER_H
+
+#include "mbopt/model.h"
+
+typedef struct mb_stepper mb_stepper;
+
+/* The formulation's functions; ctx is the stepper's. */
+typedef struct mb_stepper_ops {
+  /* Phi (into phi) and whatever the residual needs of the positions, at q and *t */
+  void (*positions)(const mb_stepper* s);
+  /* r (n) = beta h^2 (M qdd + Phi_q^T (lambda + alpha S Phi) - Q) at the current state, with
+     alpha the step's penalty; with tangent, the Newton matrix too, factorised: returns 0, 1 when
+     that matrix is singular */
+  int (*residual)(const mb_stepper* s, double alpha, double* r, int tangent);
+  /* r = T^-1 r with the last factorised Newton matrix */
+  void (*solve)(const mb_stepper* s, double* r);
+  /* the projections of qd and qdd at the positions the last iteration evaluated (eqs. 6, 7) */
+  mb_status (*project)(const mb_stepper* s, mb_error* err);
+  /* the name of constraint i, for messages */
+  const char* (*label)(const mb_stepper* s, int i);
+} mb_stepper_ops;
+
+struct mb_stepper {
+  const mb_stepper_ops* ops;
+  void* ctx;
+  const mb_settings* opt; /* step, Newmark coefficients, penalty, tolerances */
+  int n, nc;              /* coordinates, constraints */
+  double *q, *qd, *qdd;   /* (n) state */
+  double *qd_star, *qdd_star, *qhat_v, *qhat_a; /* (n) */
+  double *lambda, *phi;                         /* (nc) */
+  const double* scale;                          /* (nc) the penalty scale of each constraint */
+  double* r;                                    /* (n) scratch */
+  double* t;
+  mb_report* report;
+  double penalty_remedy; /* the penalty that passes slow singular positions (0: none known) */
+  const char* lock_hint; /* added to integration failures ("" for none) */
+};
+
+/* One step from *s->t to t_new; MB_NEWTON_FAILED (recoverable: a smaller step may pass) or
+   another error with the message, which names the time, what did not converge and what helps. */
+mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err);
+
+#endif
