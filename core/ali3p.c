@@ -12,6 +12,13 @@
 #include "mbopt/simulate.h"
 #include "stepper.h"
 
+/* The model and workspace the natural formulation's functions of the ALI3-P step and of the
+   projections (stepper.h) take as their context. */
+typedef struct natural_step {
+  const mb_model* m;
+  mb_data* d;
+} natural_step;
+
 /* Penalty of the projections (times m->con_scale per constraint). Their converged result, the
    exact mass-orthogonal projection, does not depend on it; a penalty of about 1e4 times the mass
    scale (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
@@ -48,34 +55,39 @@ mb_status mb_factor_projection(const mb_model* m, mb_data* d, const double* gram
   return MB_OK;
 }
 
-/* Solves (M + alpha_p Phi_q^T Phi_q) x = M x_star - Phi_q^T (mult + alpha_p rhs) in x, iterating
-   the projection multipliers mult (eqs. 6, 7); rhs is Phi_t (velocities) or the acceleration
-   remainder. Returns the largest final violation |Phi_q x + rhs|. */
+/* the natural formulation's products and solve of the projections */
+static void natural_phi_mul(void* ctx, const double* x, double* y) {
+  const natural_step* c = ctx;
+  mb_rows_mul(&c->m->structure->phiq, c->d->phiq, x, 1, y);
+}
+
+static void natural_phi_mul_t(void* ctx, const double* w, double* y) {
+  const natural_step* c = ctx;
+  mb_rows_mul_t(&c->m->structure->phiq, c->d->phiq, w, -1, y);
+}
+
+static void natural_projection_solve(void* ctx, double* b) {
+  const natural_step* c = ctx;
+  mb_factor_solve(c->d->projection, 0, 1, b);
+}
+
+/* Projects x onto Phi_q x + rhs = 0 mass-orthogonally (mb_project_iterate with x_star = x). */
 static double project(const mb_model* m, mb_data* d, double* x, const double* rhs, double* mult) {
-  const int nq = m->nq, nc = m->ncon;
-  const mb_rows* rows = &m->structure->phiq;
-  const double penalty = d->proj_penalty;
-  double* b = d->work;
-  double* viol = d->work + nq;
-  double* mx_star = d->work + nq + nc;
-  memset(mx_star, 0, sizeof(double) * nq);
+  natural_step c = {m, d};
+  const mb_projection p = {m->nq,
+                           m->ncon,
+                           m->con_scale,
+                           d->proj_penalty,
+                           m->opt.projection_iterations,
+                           m->opt.tol_projection,
+                           &c,
+                           natural_phi_mul,
+                           natural_phi_mul_t,
+                           natural_projection_solve};
+  double* mx_star = d->work + m->nq + m->ncon;
+  memset(mx_star, 0, sizeof(double) * m->nq);
   mb_mass_mul(m, x, 1, mx_star);
-  memset(mult, 0, sizeof(double) * nc);
-  double worst = 0;
-  for (int it = 0; it < m->opt.projection_iterations; it++) {
-    memcpy(b, mx_star, sizeof(double) * nq);
-    for (int i = 0; i < nc; i++) viol[i] = mult[i] + penalty * m->con_scale[i] * rhs[i];
-    mb_rows_mul_t(rows, d->phiq, viol, -1, b);
-    mb_factor_solve(d->projection, 0, 1, b);
-    memcpy(x, b, sizeof(double) * nq);
-    memcpy(viol, rhs, sizeof(double) * nc);
-    mb_rows_mul(rows, d->phiq, x, 1, viol);
-    worst = mbu_norm_inf(nc, viol);
-    double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(nq, x);
-    if (worst <= m->opt.tol_projection * scale) break;
-    for (int i = 0; i < nc; i++) mult[i] += penalty * m->con_scale[i] * viol[i];
-  }
-  return worst;
+  return mb_project_iterate(&p, mx_star, x, rhs, mult, d->work);
 }
 
 /* The projections of mb_project_state with Phi and Phi_q already evaluated at d->q. */
@@ -144,12 +156,6 @@ static void newton_system(const mb_model* m, mb_data* d, double alpha, double* r
 double mb_model_penalty_remedy(const mb_model* m) {
   return m->penalty_at_cap > 2 * m->opt.penalty ? m->penalty_at_cap : 0;
 }
-
-/* The natural formulation's functions of the ALI3-P step (stepper.h). */
-typedef struct natural_step {
-  const mb_model* m;
-  mb_data* d;
-} natural_step;
 
 static void natural_positions(const mb_stepper* s) {
   const natural_step* c = s->ctx;

@@ -188,3 +188,25 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
      the last iteration evaluated */
   return s->ops->project(s, err);
 }
+
+double mb_project_iterate(const mb_projection* p, const double* b0, double* x, const double* rhs,
+                          double* mult, double* work) {
+  const int n = p->n, nc = p->nc;
+  double *b = work, *viol = work + n;
+  memset(mult, 0, sizeof(double) * nc);
+  double worst = 0;
+  for (int it = 0; it < p->iterations; it++) {
+    memcpy(b, b0, sizeof(double) * n);
+    for (int i = 0; i < nc; i++) viol[i] = mult[i] + p->penalty * p->scale[i] * rhs[i];
+    p->phi_mul_t(p->ctx, viol, b);
+    p->solve(p->ctx, b);
+    memcpy(x, b, sizeof(double) * n);
+    memcpy(viol, rhs, sizeof(double) * nc);
+    p->phi_mul(p->ctx, x, viol);
+    worst = mbu_norm_inf(nc, viol);
+    double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(n, x);
+    if (worst <= p->tol * scale) break;
+    for (int i = 0; i < nc; i++) mult[i] += p->penalty * p->scale[i] * viol[i];
+  }
+  return worst;
+}

@@ -42,6 +42,27 @@ struct mb_stepper {
   const char* lock_hint; /* added to integration failures ("" for none) */
 };
 
+/* The projection of the velocities or accelerations (eqs. 6, 7): x minimising
+   (x - x*)^T P (x - x*) subject to Phi_q x + rhs = 0, by the iteration
+     (P + pen Phi_q^T S Phi_q) x = P x* - Phi_q^T (mult + pen S rhs),  mult += pen S (Phi_q x + rhs)
+   of a formulation's products and factorised leading matrix. */
+typedef struct mb_projection {
+  int n, nc;
+  const double* scale; /* (nc) S */
+  double penalty;      /* pen */
+  int iterations;      /* at most; 1: non-iterative */
+  double tol;          /* stops when |Phi_q x + rhs| <= tol (1 + |rhs| + |x|) */
+  void* ctx;
+  void (*phi_mul)(void* ctx, const double* x, double* y);   /* y += Phi_q x */
+  void (*phi_mul_t)(void* ctx, const double* w, double* y); /* y -= Phi_q^T w */
+  void (*solve)(void* ctx, double* b);                      /* b = (P + pen Phi_q^T S Phi_q)^-1 b */
+} mb_projection;
+
+/* x (n) from b0 = P x* (n) and rhs (nc), with the multipliers into mult (nc); work: n + nc.
+   Returns the largest final violation |Phi_q x + rhs|. */
+double mb_project_iterate(const mb_projection* p, const double* b0, double* x, const double* rhs,
+                          double* mult, double* work);
+
 /* One step from *s->t to t_new; MB_NEWTON_FAILED (recoverable: a smaller step may pass) or
    another error with the message, which names the time, what did not converge and what helps. */
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err);
