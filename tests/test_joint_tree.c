@@ -450,6 +450,47 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
   free(z), free(q), free(phi), free(M), free(Qz), free(W), free(work), free(cut);
 }
 
+/* Coordinates and rates read back from poses and body velocities. */
+static void check_inverse(mbt_tally* tally, const mb_tree* t, const char* name) {
+  const int nz = t->nz, nb = t->nbody;
+  double* z = calloc(6 * (size_t)nz + 1, sizeof(double));
+  double *zd = z + nz, *zdd = zd + nz, *z2 = zdd + nz, *zd2 = z2 + nz;
+  double* pose = calloc(24 * (size_t)nb + 1, sizeof(double));
+  double *A = pose, *o = A + 9 * nb, *w = o + 3 * nb, *v = w + 3 * nb;
+  mb_tree_state* st = mb_tree_state_create(t, MB_REFERENCE_ORIGIN);
+  unsigned seed = 4242u + (unsigned)nz;
+  random_state(t, &seed, z, zd, zdd);
+  /* angles within (-pi, pi] (they are within [-1, 1]) read back as themselves */
+  mb_tree_positions(t, z, st);
+  mb_tree_velocities(t, z, zd, st);
+  memcpy(A, st->A, 9 * (size_t)nb * sizeof(double));
+  memcpy(o, st->o, 3 * (size_t)nb * sizeof(double));
+  for (int b = 0; b < nb; b++) {
+    const double* V = st->V + 6 * b;
+    double arm[3], t3[3];
+    for (int k = 0; k < 3; k++) arm[k] = st->o[3 * b + k] - st->r[3 * b + k];
+    mbu_cross3(V + 3, arm, t3);
+    for (int k = 0; k < 3; k++) w[3 * b + k] = V[3 + k], v[3 * b + k] = V[k] + t3[k];
+  }
+  mb_tree_coordinates(t, A, o, z2);
+  const int st_rates = mb_tree_rates(t, z2, st, w, v, zd2);
+  /* Euler parameters read back with e0 >= 0: -e is the same rotation */
+  for (int q = 0; q < t->nnorm; q++) {
+    const int a = t->normadr[q], flip = z[a] < 0;
+    for (int k = 0; flip && k < 4; k++) z[a + k] = -z[a + k], zd[a + k] = -zd[a + k];
+  }
+  double ez = 0, ezd = 0;
+  for (int i = 0; i < nz; i++)
+    ez = fmax(ez, fabs(z2[i] - z[i])), ezd = fmax(ezd, fabs(zd2[i] - zd[i]));
+  char what[256];
+  snprintf(what, sizeof what, "%s: coordinates read back from the poses", name);
+  mbt_check(tally, ez <= 1e-12, what, ez, 1e-12);
+  snprintf(what, sizeof what, "%s: rates read back from the body velocities", name);
+  mbt_check(tally, st_rates == MB_OK && ezd <= 1e-12, what, ezd, 1e-12);
+  mb_tree_state_free(st);
+  free(z), free(pose);
+}
+
 /* Loads a model, optionally reverses every joint (marker 1 and 2 swapped), and checks its tree. */
 static void check_model(mbt_tally* tally, const char* path, int reverse, int expect_cut,
                         int expect_nz) {
@@ -478,6 +519,7 @@ static void check_model(mbt_tally* tally, const char* path, int reverse, int exp
   snprintf(what, sizeof what, "%s: %d coordinates, %d cut joints", name, t->nz, t->ncut);
   mbt_check(tally, t->nz == expect_nz && t->ncut == expect_cut, what, t->nz, expect_nz);
   check_tree(tally, &d, t, name);
+  check_inverse(tally, t, name);
   mb_model* aux = NULL;
   if (mb_compile_exploded(&d, &aux, &err) == MB_OK)
     check_natural_map(tally, &d, t, aux, name);

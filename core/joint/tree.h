@@ -118,6 +118,18 @@ void mb_tree_inertial_wrenches(const mb_tree* t, const mb_tree_state* s, double*
 void mb_tree_project(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
                      double* work);
 
+/* The joint coordinates z (nz) of body poses A (nbody x 9, row-major rotations) and o (nbody x
+   3, body-frame origins) at which every tree joint holds: the relative motion of each joint's
+   frames read as its coordinates (angles in (-pi, pi], Euler parameters with e0 >= 0). */
+void mb_tree_coordinates(const mb_tree* t, const double* A, const double* o, double* z);
+
+/* The joint rates zd (nz) of body angular velocities w and origin velocities v (nbody x 3 each,
+   global) at the poses of s (mb_tree_positions at z): for each joint, the rates whose twist
+   columns give the relative motion, by least squares (Euler parameters: the rate orthogonal to
+   e). MB_ERR_LINALG when LAPACK fails. */
+mb_status mb_tree_rates(const mb_tree* t, const double* z, const mb_tree_state* s, const double* w,
+                        const double* v, double* zd);
+
 /* The auxiliary natural coordinates (natural_map.c): the points and unit vectors of aux, the
    exploded natural model of the same description (mb_compile_exploded), placed by the tree at
    the poses of s into q (aux->nq), with their velocities (after mb_tree_velocities) and

@@ -319,3 +319,134 @@ void mb_tree_accelerations(const mb_tree* t, const double* z, const double* zd, 
     for (int r = 0; r < 3; r++) Vd[r] += tmp[r], Vd[3 + r] = Vdp[3 + r] + ud[r];
   }
 }
+
+/* Euler parameters e (e0 the scalar part, e0 >= 0) of a rotation Q (row-major), by the largest of
+   the four squares (Shepperd's method). */
+static void euler_from_rotation(const double* Q, double* e) {
+  const double tr = Q[0] + Q[4] + Q[8];
+  const double sq[4] = {1 + tr, 1 + 2 * Q[0] - tr, 1 + 2 * Q[4] - tr, 1 + 2 * Q[8] - tr};
+  int k = 0;
+  for (int i = 1; i < 4; i++)
+    if (sq[i] > sq[k]) k = i;
+  const double v = 0.5 * sqrt(sq[k]), f = 0.25 / v;
+  switch (k) {
+    case 0:
+      e[0] = v, e[1] = (Q[7] - Q[5]) * f, e[2] = (Q[2] - Q[6]) * f, e[3] = (Q[3] - Q[1]) * f;
+      break;
+    case 1:
+      e[1] = v, e[0] = (Q[7] - Q[5]) * f, e[2] = (Q[1] + Q[3]) * f, e[3] = (Q[2] + Q[6]) * f;
+      break;
+    case 2:
+      e[2] = v, e[0] = (Q[2] - Q[6]) * f, e[1] = (Q[1] + Q[3]) * f, e[3] = (Q[5] + Q[7]) * f;
+      break;
+    default:
+      e[3] = v, e[0] = (Q[3] - Q[1]) * f, e[1] = (Q[2] + Q[6]) * f, e[2] = (Q[5] + Q[7]) * f;
+  }
+  if (e[0] < 0)
+    for (int i = 0; i < 4; i++) e[i] = -e[i];
+}
+
+/* The joint coordinates of a relative motion Q, d (F2 = F1 X, in F1) of a joint of kind `kind`:
+   the inverse of joint_relative at the configurations the joint allows. */
+static void joint_coordinates(int kind, int dim, const double* Q, const double* d, double* z) {
+  const double angle = atan2(Q[3], Q[0]); /* about z1 */
+  switch (kind) {
+    case MB_TREE_REVOLUTE:
+      z[0] = angle;
+      break;
+    case MB_TREE_PRISMATIC:
+      z[0] = d[dim == 2 ? 0 : 2];
+      break;
+    case MB_TREE_CYLINDRICAL:
+      z[0] = angle, z[1] = d[2];
+      break;
+    case MB_TREE_PLANAR:
+      z[0] = d[0], z[1] = d[1], z[2] = angle;
+      break;
+    case MB_TREE_UNIVERSAL: {
+      /* z2 = Q e_z = Rz(theta1) x1; then Rz(theta2) = C^T Rz(theta1)^T Q */
+      z[0] = atan2(Q[5], Q[2]);
+      const double c = cos(z[0]), s = sin(z[0]);
+      /* row 1 of Rz(-theta1) Q = C Rz(theta2) is (sin theta2, cos theta2, 0) */
+      z[1] = atan2(-s * Q[0] + c * Q[3], -s * Q[1] + c * Q[4]);
+      break;
+    }
+    case MB_TREE_SPHERICAL:
+      euler_from_rotation(Q, z);
+      break;
+    case MB_TREE_FREE:
+      if (dim == 2) {
+        z[0] = d[0], z[1] = d[1], z[2] = angle;
+        break;
+      }
+      z[0] = d[0], z[1] = d[1], z[2] = d[2];
+      euler_from_rotation(Q, z + 3);
+      break;
+    default:
+      break;
+  }
+}
+
+void mb_tree_coordinates(const mb_tree* t, const double* A, const double* o, double* z) {
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, zero[3] = {0, 0, 0};
+  for (int b = 0; b < t->nbody; b++) {
+    const int p = t->parent[b];
+    const double *Ap = p < 0 ? I3 : A + 9 * p, *op = p < 0 ? zero : o + 3 * p;
+    const double *in = t->inboard + 12 * b, *out = t->outboard + 12 * b;
+    double Fin[9], Fout[9], Pin[3], Pout[3], rel[3], X[9], d[3];
+    mat3_mul(Ap, in, Fin);
+    mat3_mul(A + 9 * b, out, Fout);
+    mbu_mat3_vec(Ap, in + 9, Pin);
+    mbu_mat3_vec(A + 9 * b, out + 9, Pout);
+    for (int k = 0; k < 3; k++) rel[k] = (o[3 * b + k] + Pout[k]) - (op[k] + Pin[k]);
+    /* X = Fin^T Fout, d = Fin^T rel; a reversed joint's own motion is X^-1 */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        X[3 * i + j] = Fin[i] * Fout[j] + Fin[3 + i] * Fout[3 + j] + Fin[6 + i] * Fout[6 + j];
+    mbu_mat3_tvec(Fin, rel, d);
+    if (t->reversed[b]) {
+      double Xt[9], dt[3];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Xt[3 * i + j] = X[3 * j + i];
+      mbu_mat3_vec(Xt, d, dt);
+      memcpy(X, Xt, sizeof X);
+      for (int k = 0; k < 3; k++) d[k] = -dt[k];
+    }
+    joint_coordinates(t->kind[b], t->dim, X, d, z + t->zadr[b]);
+  }
+}
+
+mb_status mb_tree_rates(const mb_tree* t, const double* z, const mb_tree_state* s, const double* w,
+                        const double* v, double* zd) {
+  static const double zero[3] = {0, 0, 0};
+  for (int b = 0; b < t->nbody; b++) {
+    const int p = t->parent[b], n = t->znum[b];
+    if (n == 0) continue;
+    const double *wp = p < 0 ? zero : w + 3 * p, *vp = p < 0 ? zero : v + 3 * p;
+    const double *op = p < 0 ? zero : s->o + 3 * p, *P = s->P + 3 * b, *F = s->F + 9 * b;
+    /* the joint point's velocity on the body and in the parent's frame, and the relative
+       angular velocity, in the inboard frame */
+    double rel[6], arm[3], tb[3], tp[3], g[3];
+    for (int k = 0; k < 3; k++) arm[k] = P[k] - s->o[3 * b + k];
+    mbu_cross3(w + 3 * b, arm, tb);
+    for (int k = 0; k < 3; k++) arm[k] = P[k] - op[k];
+    mbu_cross3(wp, arm, tp);
+    for (int k = 0; k < 3; k++) g[k] = w[3 * b + k] - wp[k];
+    mbu_mat3_tvec(F, g, rel);
+    for (int k = 0; k < 3; k++) g[k] = (v[3 * b + k] + tb[k]) - (vp[k] + tp[k]);
+    mbu_mat3_tvec(F, g, rel + 3);
+    /* the rates whose columns give it: least squares of minimum norm (Euler parameters: the
+       rate orthogonal to e) */
+    joint_motion m;
+    tree_joint_motion(t, b, z, NULL, &m);
+    double S[6 * MB_TREE_JOINT_MAX], B[MB_TREE_JOINT_MAX];
+    for (int k = 0; k < n; k++)
+      for (int r = 0; r < 3; r++) S[6 * k + r] = m.Sw[k][r], S[6 * k + 3 + r] = m.Sp[k][r];
+    memset(B, 0, sizeof B);
+    memcpy(B, rel, sizeof rel);
+    mb_status st = mbu_least_squares(6, n, 1, S, B, n > 6 ? n : 6, NULL);
+    if (st != MB_OK) return st;
+    memcpy(zd + t->zadr[b], B, (size_t)n * sizeof(double));
+  }
+  return MB_OK;
+}
