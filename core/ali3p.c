@@ -302,18 +302,12 @@ mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* star
 }
 
 /* Energy balance bookkeeping: E(t) - E(0) - W_nc(t), with the work of non-conservative forces
-   and of the drivers (lambda^T Phi_t) integrated by the trapezoidal rule. */
-static double total_power(const mb_model* m, mb_data* d) {
-  double p = mb_nonconservative_power(m, d);
-  for (int i = 0; i < m->ncon; i++) p += d->lambda[i] * d->phit[i];
-  return p;
-}
-
-static void energy_balance(const mb_model* m, mb_data* d, int first) {
+   and of the drivers (the run's lambda^T Phi_t) integrated by the trapezoidal rule. */
+static void energy_balance(const mb_model* m, mb_data* d, const mb_run* run, int first) {
   double T, Vg, Ve;
   mb_energy(m, d, &T, &Vg, &Ve);
   double E = T + Vg + Ve;
-  double power = total_power(m, d);
+  double power = mb_nonconservative_power(m, d) + run->driver_power(run->ctx);
   mb_report* rep = &d->report;
   if (first) {
     rep->energy_initial = E;
@@ -330,37 +324,69 @@ static void energy_balance(const mb_model* m, mb_data* d, int first) {
       fmax(rep->max_energy_error, fabs(E - rep->energy_initial - rep->work_nonconservative));
 }
 
-mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
+mb_status mb_run_simulation(const mb_model* m, mb_data* d, const mb_run* run, mb_observer obs,
+                            void* user, mb_error* err) {
   memset(&d->report, 0, sizeof d->report);
   memset(d->psi, 0, sizeof(double) * m->nfunctional);
-  mb_status st = mb_assemble(m, d, err);
+  mb_status st = run->assemble(run->ctx, err);
   if (st != MB_OK) return st;
   d->report.assembled = 1;
   const double h = m->opt.step;
   const long nstep = mb_step_count(m);
   (obs ? mb_sensors : mb_sensors_angles)(m, d);
-  energy_balance(m, d, 1);
+  energy_balance(m, d, run, 1);
   mb_functionals_accumulate(m, d, 0, nstep, d->psi);
   if (obs && obs(m, d, user)) return MB_OK;
 
-  mb_step_start start;
-  if (mb_step_start_init(m, &start) != 0)
-    return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");
   const double interval = m->opt.output_interval > h ? m->opt.output_interval : h;
   /* the k-th output at the step nearest k * interval: counted, not accumulated, so that rounding
      does not shift the output times by a step over a long run */
   long outputs = 1;
   for (long n = 1; n <= nstep; n++) {
-    if ((st = mb_step_or_substeps(m, d, &start, NULL, err)) != MB_OK) break;
+    if ((st = run->step(run->ctx, err)) != MB_OK) break;
     const int output = obs && (d->t >= outputs * interval - 0.5 * h || n == nstep);
     (output ? mb_sensors : mb_sensors_angles)(m, d);
-    energy_balance(m, d, 0);
+    energy_balance(m, d, run, 0);
     mb_functionals_accumulate(m, d, n, nstep, d->psi);
     if (output) {
       outputs++;
       if (obs(m, d, user)) break;
     }
   }
-  mb_step_start_free(&start);
+  return st;
+}
+
+/* The natural formulation's run: its assembly, its steps (retried on sub-steps), the power of its
+   drivers. */
+typedef struct natural_run {
+  const mb_model* m;
+  mb_data* d;
+  mb_step_start start;
+} natural_run;
+
+static mb_status natural_assemble(void* ctx, mb_error* err) {
+  natural_run* c = ctx;
+  return mb_assemble(c->m, c->d, err);
+}
+
+static mb_status natural_run_step(void* ctx, mb_error* err) {
+  natural_run* c = ctx;
+  return mb_step_or_substeps(c->m, c->d, &c->start, NULL, err);
+}
+
+static double natural_driver_power(void* ctx) {
+  const natural_run* c = ctx;
+  double p = 0;
+  for (int i = 0; i < c->m->ncon; i++) p += c->d->lambda[i] * c->d->phit[i];
+  return p;
+}
+
+mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
+  natural_run c = {.m = m, .d = d};
+  if (mb_step_start_init(m, &c.start) != 0)
+    return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");
+  const mb_run run = {&c, natural_assemble, natural_run_step, natural_driver_power};
+  const mb_status st = mb_run_simulation(m, d, &run, obs, user, err);
+  mb_step_start_free(&c.start);
   return st;
 }

@@ -7,6 +7,7 @@
 #define MBOPT_STEPPER_H
 
 #include "mbopt/model.h"
+#include "mbopt/simulate.h"
 
 typedef struct mb_stepper mb_stepper;
 
@@ -66,5 +67,20 @@ double mb_project_iterate(const mb_projection* p, const double* b0, double* x, c
 /* One step from *s->t to t_new; MB_NEWTON_FAILED (recoverable: a smaller step may pass) or
    another error with the message, which names the time, what did not converge and what helps. */
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err);
+
+/* What a simulation asks of a formulation, beyond the natural model's outputs: its assembly,
+   its steps, and the power of its drivers. After each, the natural model's state in d (q, qd,
+   qdd, t) is current, so that sensors, functionals and the energy balance read it. */
+typedef struct mb_run {
+  void* ctx;
+  mb_status (*assemble)(void* ctx, mb_error* err);
+  mb_status (*step)(void* ctx, mb_error* err); /* one full step, on sub-steps where it retries */
+  double (*driver_power)(void* ctx);           /* lambda^T Phi_t, W */
+} mb_run;
+
+/* The simulation loop of mb_simulate over a formulation's run: outputs of m, d at the output
+   interval to obs (may be NULL), the energy balance and the functionals at every step. */
+mb_status mb_run_simulation(const mb_model* m, mb_data* d, const mb_run* run, mb_observer obs,
+                            void* user, mb_error* err);
 
 #endif

@@ -44,7 +44,8 @@ static void check_model(mbt_tally* tally, const char* path) {
       printf("FAIL %s: %s\n", path, err.message), tally->failed++;
       break;
     }
-    mb_joint_data* jd = mb_joint_data_create(jm);
+    mb_data* da = mb_data_create(jm->aux);
+    mb_joint_data* jd = mb_joint_data_create(jm, da);
     const mb_tree* t = jm->tree;
     const mb_model* aux = jm->aux;
     const int nz = t->nz, nc = jm->ncon, nq = aux->nq;
@@ -110,7 +111,7 @@ static void check_model(mbt_tally* tally, const char* path) {
     jd->t = t0;
     mb_joint_constraints(jm, jd);
     mb_joint_constraint_rates(jm, jd);
-    mb_joint_dynamics(jm, jd);
+    mb_joint_dynamics(jm, jd, 0);
     double lhs = 0;
     for (int i = 0; i < nz; i++) {
       double mz = -jd->Q[i];
@@ -143,6 +144,7 @@ static void check_model(mbt_tally* tally, const char* path) {
     mbt_check(tally, fabs(lhs - rhs) <= 1e-10 * scale, what, fabs(lhs - rhs) / scale, 1e-10);
     free(v);
     mb_joint_data_free(jd);
+    mb_data_free(da);
     mb_joint_model_free(jm);
   }
   mb_desc_free(&d);

@@ -1,0 +1,295 @@
+/* ALI3-P in joint coordinates: the formulation's half of the step (stepper.h), its assembly and
+   its simulation (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian index-3
+   semi-recursive formulations with projections: direct sensitivity analysis", eqs. 9-11, with
+   P = M^d and zeta = 1 in the projections). The Newton matrix is
+     M^d + gamma h R^T C R + beta h^2 (R^T K R + Phi_z^T alpha S Phi_z),
+   the natural model's force Jacobians carried to the joint coordinates through R = dq/dz; the
+   derivatives of R and of the inertial forces are left out, which the iteration absorbs. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "joint_model.h"
+#include "stepper.h"
+#include "structure.h"
+
+typedef struct joint_step {
+  const mb_joint_model* jm;
+  mb_joint_data* jd;
+} joint_step;
+
+/* A (values on the full pattern) = the dense row-major D. */
+static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
+  const int n = jm->tree->nz;
+  for (int k = 0; k < n * n; k++) A[jm->entry[k]] = D[k];
+}
+
+/* D (nz x nz, row-major) += s R^T X R for X (values on the natural system pattern), column by
+   column: X R_k, then its products with every R_j. */
+static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, const double* X, double s,
+                        double* D) {
+  const int nz = jm->tree->nz, nq = jm->aux->nq;
+  const mb_pattern* sys = jm->aux->structure->sys;
+  double* xr = jd->work;
+  for (int k = 0; k < nz; k++) {
+    memset(xr, 0, (size_t)nq * sizeof(double));
+    mb_spmv(sys, X, jd->Rq + (size_t)k * nq, 1, xr);
+    for (int j = 0; j < nz; j++)
+      D[(size_t)j * nz + k] += s * mbu_dot(nq, jd->Rq + (size_t)j * nq, xr);
+  }
+}
+
+/* D += s Phi_z^T diag(w) Phi_z */
+static void add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
+                     double* D) {
+  const int nz = jm->tree->nz;
+  for (int i = 0; i < jm->ncon; i++) {
+    const double* a = jd->phiz + (size_t)i * nz;
+    const double c = s * w[i];
+    for (int j = 0; j < nz; j++)
+      if (a[j] != 0)
+        for (int k = 0; k < nz; k++) D[(size_t)j * nz + k] += c * a[j] * a[k];
+  }
+}
+
+static void joint_positions(const mb_stepper* s) {
+  const joint_step* c = s->ctx;
+  mb_joint_constraints(c->jm, c->jd);
+}
+
+static int joint_residual(const mb_stepper* s, double alpha, double* r, int tangent) {
+  const joint_step* c = s->ctx;
+  const mb_joint_model* jm = c->jm;
+  mb_joint_data* jd = c->jd;
+  const int nz = jm->tree->nz, nc = jm->ncon;
+  const double h = s->opt->step, gh = s->opt->gamma * h, bh2 = s->opt->beta * h * h;
+  mb_joint_constraint_rates(jm, jd);
+  mb_joint_dynamics(jm, jd, tangent);
+  /* r = beta h^2 (M zdd + Phi_z^T (lambda + alpha S Phi) - Q) */
+  double* mult = jd->work + jm->aux->nq + nz;
+  for (int i = 0; i < nc; i++) mult[i] = jd->lambda[i] + alpha * jm->scale[i] * jd->phi[i];
+  for (int j = 0; j < nz; j++) {
+    double v = -jd->Q[j];
+    for (int k = 0; k < nz; k++) v += jd->M[(size_t)j * nz + k] * jd->zdd[k];
+    for (int i = 0; i < nc; i++) v += jd->phiz[(size_t)i * nz + j] * mult[i];
+    r[j] = bh2 * v;
+  }
+  if (!tangent) return 0;
+  double* D = jd->work + jm->aux->nq + nz + nc;
+  memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
+  add_carried(jm, jd, jd->aux->damp, gh, D);
+  add_carried(jm, jd, jd->aux->stiff, bh2, D);
+  add_gram(jm, jd, jm->scale, bh2 * alpha, D);
+  to_pattern(jm, D, jd->tangent);
+  return mb_factor_compute(&jd->newton, jd->tangent) != 0;
+}
+
+static void joint_solve(const mb_stepper* s, double* r) {
+  const joint_step* c = s->ctx;
+  mb_factor_solve(&c->jd->newton, 0, 1, r);
+}
+
+static void joint_phi_mul(void* ctx, const double* x, double* y) {
+  const joint_step* c = ctx;
+  const int nz = c->jm->tree->nz;
+  for (int i = 0; i < c->jm->ncon; i++) y[i] += mbu_dot(nz, c->jd->phiz + (size_t)i * nz, x);
+}
+
+static void joint_phi_mul_t(void* ctx, const double* w, double* y) {
+  const joint_step* c = ctx;
+  const int nz = c->jm->tree->nz;
+  for (int i = 0; i < c->jm->ncon; i++)
+    for (int j = 0; j < nz; j++) y[j] -= c->jd->phiz[(size_t)i * nz + j] * w[i];
+}
+
+static void joint_projection_solve(void* ctx, double* b) {
+  const joint_step* c = ctx;
+  mb_factor_solve(&c->jd->projection, 0, 1, b);
+}
+
+/* Factorises M + pen Phi_z^T S Phi_z, pen about 1e4 times the mass scale over the constraints'
+   (as the natural formulation's mb_projection_penalty). */
+static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const int nz = jm->tree->nz;
+  double metric = 0, mass = 0, *D = jd->work + jm->aux->nq + nz + jm->ncon;
+  for (int j = 0; j < nz; j++) {
+    double col = 0;
+    for (int i = 0; i < jm->ncon; i++)
+      col += jm->scale[i] * jd->phiz[(size_t)i * nz + j] * jd->phiz[(size_t)i * nz + j];
+    metric = fmax(metric, col), mass = fmax(mass, jd->M[(size_t)j * nz + j]);
+  }
+  const double penalty = jm->aux->opt.penalty;
+  jd->proj_penalty = metric > 0 ? fmin(penalty, 1e4 * mass / metric) : penalty;
+  memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
+  add_gram(jm, jd, jm->scale, jd->proj_penalty, D);
+  to_pattern(jm, D, jd->proj);
+  if (mb_factor_compute(&jd->projection, jd->proj) != 0)
+    return mb_error_set(err, MB_ERR_SINGULAR,
+                        "t = %g: the projection matrix M + alpha Phi_z^T Phi_z is singular: some "
+                        "motion has no mass and no constraint",
+                        jd->t);
+  return MB_OK;
+}
+
+/* x = the projection of x* (b0 = M x*) onto Phi_z x + rhs = 0 */
+static double project(const mb_joint_model* jm, mb_joint_data* jd, const double* b0, double* x,
+                      const double* rhs, double* mult) {
+  joint_step c = {jm, jd};
+  const mb_settings* o = &jm->aux->opt;
+  const mb_projection p = {
+      jm->tree->nz,      jm->ncon, jm->scale,     jd->proj_penalty, o->projection_iterations,
+      o->tol_projection, &c,       joint_phi_mul, joint_phi_mul_t,  joint_projection_solve};
+  return mb_project_iterate(&p, b0, x, rhs, mult, jd->work + jm->aux->nq + jm->tree->nz + jm->ncon);
+}
+
+/* b = M x */
+static void mass_mul(const mb_joint_model* jm, const mb_joint_data* jd, const double* x,
+                     double* b) {
+  const int nz = jm->tree->nz;
+  for (int j = 0; j < nz; j++) b[j] = mbu_dot(nz, jd->M + (size_t)j * nz, x);
+}
+
+/* The natural model's accelerations and time of the joint state (its positions and velocities
+   the last evaluations left). */
+static void natural_accelerations(const mb_joint_model* jm, mb_joint_data* jd) {
+  mb_tree_accelerations(jm->tree, jd->z, jd->zd, jd->zdd, jd->st);
+  mb_tree_natural_accelerations(jd->st, jm->aux, jd->aux->qdd);
+  jd->aux->t = jd->t;
+}
+
+/* The projections of zd and zdd at the positions the last Newton iteration evaluated (eqs. 10,
+   11), then the natural model's state. */
+static mb_status project_state(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const int nz = jm->tree->nz;
+  double* b0 = jd->r;
+  mb_joint_constraint_rates(jm, jd); /* Phi_t and the mass matrix at these positions */
+  mb_tree_mass(jm->tree, jd->st, jd->M, jd->work);
+  mb_status st = factor_projection(jm, jd, err);
+  if (st != MB_OK) return st;
+  mass_mul(jm, jd, jd->zd, b0);
+  const double phid = project(jm, jd, b0, jd->zd, jd->phit, jd->sigma);
+  mb_joint_constraint_rates(jm, jd);
+  mass_mul(jm, jd, jd->zdd, b0);
+  const double phidd = project(jm, jd, b0, jd->zdd, jd->phidd_rhs, jd->kappa);
+  mb_report* rep = &jd->aux->report;
+  rep->max_phi = fmax(rep->max_phi, mbu_norm_inf(jm->ncon, jd->phi));
+  rep->max_phid = fmax(rep->max_phid, phid);
+  rep->max_phidd = fmax(rep->max_phidd, phidd);
+  if (!mbu_all_finite(nz, jd->zd) || !mbu_all_finite(nz, jd->zdd))
+    return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite velocities or accelerations",
+                        jd->t);
+  natural_accelerations(jm, jd);
+  return MB_OK;
+}
+
+static mb_status joint_project(const mb_stepper* s, mb_error* err) {
+  const joint_step* c = s->ctx;
+  return project_state(c->jm, c->jd, err);
+}
+
+static const char* joint_label(const mb_stepper* s, int i) {
+  const joint_step* c = s->ctx;
+  const mb_joint_model* jm = c->jm;
+  return i < jm->nrow ? jm->aux->con_label + MB_LABEL_LEN * jm->row[i]
+                      : jm->norm_label[i - jm->nrow];
+}
+
+static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_solve,
+                                         joint_project, joint_label};
+
+mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const mb_settings* opt = &jm->aux->opt;
+  mb_report* rep = &jd->aux->report;
+  if (opt->interrupt && *opt->interrupt)
+    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", jd->t);
+  joint_step c = {jm, jd};
+  const mb_stepper s = {.ops = &joint_ops,
+                        .ctx = &c,
+                        .opt = opt,
+                        .n = jm->tree->nz,
+                        .nc = jm->ncon,
+                        .q = jd->z,
+                        .qd = jd->zd,
+                        .qdd = jd->zdd,
+                        .qd_star = jd->zd_star,
+                        .qdd_star = jd->zdd_star,
+                        .qhat_v = jd->zhat_v,
+                        .qhat_a = jd->zhat_a,
+                        .lambda = jd->lambda,
+                        .phi = jd->phi,
+                        .scale = jm->scale,
+                        .r = jd->r,
+                        .t = &jd->t,
+                        .report = rep,
+                        .penalty_remedy = 0,
+                        .lock_hint = ""};
+  /* the time counted, not accumulated, so that t_end is hit exactly */
+  const mb_status st = mb_ali3p_step(&s, (rep->steps + 1) * opt->step, err);
+  if (st == MB_OK) rep->steps++;
+  return st;
+}
+
+mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const mb_tree* t = jm->tree;
+  const mb_model* aux = jm->aux;
+  mb_data* da = jd->aux;
+  const int nb = t->nbody, nz = t->nz;
+  mb_status st = mb_assemble(aux, da, err);
+  if (st != MB_OK) return st;
+  /* the bodies' poses and velocities in the assembled natural coordinates */
+  double* pose = jd->work; /* A (9 nb), o, w, v (3 nb each) */
+  double *o = pose + 9 * nb, *w = o + 3 * nb, *v = w + 3 * nb;
+  for (int b = 0; b < nb; b++) {
+    double axis[3][3] = {{0}};
+    for (int k = 0; k < 3; k++) {
+      const int lv = aux->body_axes[3 * b + k];
+      if (lv >= 0) mb_lvec_eval(aux, lv, da->q, axis[k]);
+    }
+    if (t->dim == 2) axis[2][2] = 1;
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 3; k++) pose[9 * b + 3 * r + k] = axis[k][r];
+    mb_lvec_eval(aux, aux->body_origin[b], da->q, o + 3 * b);
+    mb_lvec_rate(aux, aux->body_origin[b], da->qd, v + 3 * b);
+    mb_body_angular_velocity(aux, b, da->q, da->qd, w + 3 * b);
+  }
+  jd->t = 0;
+  mb_tree_coordinates(t, pose, o, jd->z);
+  mb_tree_positions(t, jd->z, jd->st);
+  if ((st = mb_tree_rates(t, jd->z, jd->st, w, v, jd->zd)) != MB_OK)
+    return mb_error_set(err, st, "initial assembly: joint rates: the least-squares solve failed");
+  /* accelerations and multipliers: M zdd + Phi_z^T lambda = Q, Phi_z zdd + remainder = 0 */
+  mb_joint_constraints(jm, jd);
+  mb_joint_constraint_rates(jm, jd);
+  mb_joint_dynamics(jm, jd, 0);
+  if ((st = factor_projection(jm, jd, err)) != MB_OK) return st;
+  memcpy(jd->r, jd->Q, (size_t)nz * sizeof(double));
+  project(jm, jd, jd->r, jd->zdd, jd->phidd_rhs, jd->lambda);
+  mb_tree_natural_velocities(jd->st, aux, da->qd);
+  natural_accelerations(jm, jd);
+  return MB_OK;
+}
+
+/* the joint formulation's run (stepper.h) */
+static mb_status run_assemble(void* ctx, mb_error* err) {
+  joint_step* c = ctx;
+  return mb_joint_assemble(c->jm, c->jd, err);
+}
+
+static mb_status run_step(void* ctx, mb_error* err) {
+  joint_step* c = ctx;
+  return mb_joint_step(c->jm, c->jd, err);
+}
+
+static double run_driver_power(void* ctx) {
+  const joint_step* c = ctx;
+  double p = 0;
+  for (int i = 0; i < c->jm->ncon; i++) p += c->jd->lambda[i] * c->jd->phit[i];
+  return p;
+}
+
+mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
+                            void* user, mb_error* err) {
+  joint_step c = {jm, jd};
+  const mb_run run = {&c, run_assemble, run_step, run_driver_power};
+  return mb_run_simulation(jm->aux, jd->aux, &run, obs, user, err);
+}

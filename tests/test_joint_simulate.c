@@ -1,0 +1,121 @@
+/* Simulation in joint coordinates (core/joint/joint_ali3p.c) against the five-bar's published
+   converged objectives (shared benchmarks: psi = [0.726877, 7.34229, 304.921]) and against the
+   natural formulation on the same models: both are second order, so their difference falls about
+   four times when the step halves, and RTdyn0 and RTdyn1 give the same motion to round-off. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "joint/joint_model.h"
+#include "testing.h"
+
+typedef struct run_result {
+  int ok;
+  double psi[8];
+  double energy_error;
+  long newton;
+} run_result;
+
+/* psi of the description d, in natural coordinates (ref < 0) or joint coordinates with reference
+   point ref, at step h over t_end (0: the model's). */
+static run_result run(const mb_desc* desc, int ref, double h, double t_end) {
+  run_result r = {0};
+  mb_desc d = *desc;
+  d.settings.step = h;
+  if (t_end > 0) d.settings.t_end = t_end;
+  mb_error err;
+  mb_status st;
+  if (ref < 0) {
+    mb_model* m = NULL;
+    if (mb_compile(&d, &m, &err) != MB_OK) return printf("  %s\n", err.message), r;
+    mb_data* dn = mb_data_create(m);
+    st = mb_simulate(m, dn, NULL, NULL, &err);
+    memcpy(r.psi, dn->psi, (size_t)m->nfunctional * sizeof(double));
+    r.energy_error = dn->report.max_energy_error, r.newton = dn->report.newton_iterations;
+    mb_data_free(dn);
+    mb_model_free(m);
+  } else {
+    mb_joint_model* jm = NULL;
+    if (mb_joint_model_create(&d, (mb_reference_point)ref, &jm, &err) != MB_OK)
+      return printf("  %s\n", err.message), r;
+    mb_data* da = mb_data_create(jm->aux);
+    mb_joint_data* jd = mb_joint_data_create(jm, da);
+    st = mb_joint_simulate(jm, jd, NULL, NULL, &err);
+    memcpy(r.psi, da->psi, (size_t)jm->aux->nfunctional * sizeof(double));
+    r.energy_error = da->report.max_energy_error, r.newton = da->report.newton_iterations;
+    mb_joint_data_free(jd);
+    mb_data_free(da);
+    mb_joint_model_free(jm);
+  }
+  if (st != MB_OK) printf("  %s\n", err.message);
+  r.ok = st == MB_OK;
+  return r;
+}
+
+static double rel_diff(int n, const double* a, const double* b) {
+  double e = 0;
+  for (int i = 0; i < n; i++) e = fmax(e, fabs(a[i] - b[i]) / fmax(fabs(b[i]), 1e-300));
+  return e;
+}
+
+static int load(const char* path, mb_desc* d) {
+  mb_error err;
+  if (mb_desc_load_json(path, d, &err) == MB_OK) return 1;
+  printf("FAIL cannot load %s: %s\n", path, err.message);
+  return 0;
+}
+
+/* The five-bar against its published objectives, and the order of the difference between the
+   formulations. */
+static void fivebar(mbt_tally* t) {
+  mb_desc d;
+  if (!load("problems/fivebar.json", &d)) return t->failed++, (void)0;
+  static const double published[3] = {0.726877, 7.34229, 304.921};
+  const run_result j0 = run(&d, MB_REFERENCE_COM, 1e-3, 0),
+                   j1 = run(&d, MB_REFERENCE_ORIGIN, 1e-3, 0);
+  const run_result n1 = run(&d, -1, 1e-3, 0), n2 = run(&d, -1, 5e-4, 0);
+  const run_result j2 = run(&d, MB_REFERENCE_COM, 5e-4, 0);
+  const int ok = j0.ok && j1.ok && n1.ok && n2.ok && j2.ok;
+  const double e_pub = rel_diff(3, j0.psi, published);
+  mbt_check(t, ok && e_pub < 1e-5, "five-bar in joint coordinates: psi as published (h = 1e-3)",
+            e_pub, 1e-5);
+  const double e_ref = rel_diff(3, j1.psi, j0.psi);
+  mbt_check(t, ok && e_ref < 1e-9, "five-bar: RTdyn1 gives RTdyn0's psi", e_ref, 1e-9);
+  const double d1 = rel_diff(3, j0.psi, n1.psi), d2 = rel_diff(3, j2.psi, n2.psi);
+  mbt_check(t, ok && d1 < 1e-5, "five-bar: joint and natural psi at h = 1e-3", d1, 1e-5);
+  mbt_check(t, ok && d2 < 0.35 * d1, "five-bar: their difference at h = 5e-4 over that at 1e-3",
+            d2 / d1, 0.35);
+  mbt_check(t, ok && j0.energy_error < 2e-5, "five-bar: energy balance in joint coordinates (J)",
+            j0.energy_error, 2e-5);
+  mb_desc_free(&d);
+}
+
+/* A model in both formulations: psi within tol relative at the model's step. */
+static void agree(mbt_tally* t, const char* path, double t_end, double tol) {
+  mb_desc d;
+  if (!load(path, &d)) return t->failed++, (void)0;
+  const run_result n = run(&d, -1, d.settings.step, t_end);
+  const run_result j = run(&d, MB_REFERENCE_ORIGIN, d.settings.step, t_end);
+  mb_model* m = NULL;
+  mb_error err;
+  int nf = 0;
+  if (mb_compile(&d, &m, &err) == MB_OK) nf = m->nfunctional;
+  mb_model_free(m);
+  const double e = rel_diff(nf, j.psi, n.psi);
+  char what[200];
+  snprintf(what, sizeof what, "%s: joint and natural psi (%ld and %ld Newton iterations)", path,
+           j.newton, n.newton);
+  mbt_check(t, n.ok && j.ok && nf > 0 && e < tol, what, e, tol);
+  mb_desc_free(&d);
+}
+
+int main(void) {
+  mbt_tally t = {0, 0};
+  fivebar(&t);
+  agree(&t, "problems/slider_crank.json", 0, 1e-4);
+  agree(&t, "problems/fivebar_springs.json", 0, 1e-4); /* at h = 0.01 */
+  agree(&t, "tests/models/iftomm/a04_bricard.json", 2, 1e-5);
+  agree(&t, "problems/vehicle/step_descent.json", 1.5, 1e-4);
+  return mbt_finish(&t);
+}
