@@ -381,7 +381,8 @@ static double natural_driver_power(void* ctx) {
   return p;
 }
 
-mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
+mb_status mb_simulate_natural(const mb_model* m, mb_data* d, mb_observer obs, void* user,
+                               mb_error* err) {
   natural_run c = {.m = m, .d = d};
   if (mb_step_start_init(m, &c.start) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");

@@ -151,7 +151,7 @@ static mb_model* model_alloc(caps c) {
   return m;
 }
 
-void mb_model_free(mb_model* m) {
+void mb_model_free_natural(mb_model* m) {
   if (!m) return;
   mb_structure_free(m->structure);
   free(m->buffer);
@@ -1802,8 +1802,8 @@ static mb_status compile(const mb_desc* d, int seed, int exploded, mb_model** ou
 fail:
   if (st == MB_ERR_MEMORY && err && err->status == MB_OK)
     mb_error_set(err, MB_ERR_MEMORY, "model: out of memory while compiling");
-  mb_model_free(c.m);
-  mb_model_free(c.dm);
+  mb_model_free_natural(c.m);
+  mb_model_free_natural(c.dm);
   if (c.base)
     for (int b = 0; b < d->nbody; b++) free(c.base[b].att);
   free(c.base);
@@ -1830,13 +1830,13 @@ static mb_status compile_with_structure(const mb_desc* d, int exploded, mb_model
                                         mb_error* err) {
   mb_status st = compile(d, -1, exploded, out, NULL, err);
   if (st == MB_OK && (st = mb_structure_build(*out, err)) != MB_OK) {
-    mb_model_free(*out);
+    mb_model_free_natural(*out);
     *out = NULL;
   }
   return st;
 }
 
-mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err) {
+mb_status mb_compile_natural(const mb_desc* d, mb_model** out, mb_error* err) {
   return compile_with_structure(d, 0, out, err);
 }
 
@@ -1978,7 +1978,7 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
   if (bound_to_functions_only(d, param)) {
     *dm = mb_model_zero_clone(m);
     if (*dm && !function_tangent_data(m, param, (*dm)->func_data)) {
-      mb_model_free(*dm);
+      mb_model_free_natural(*dm);
       *dm = NULL;
     }
     return *dm ? MB_OK : mb_error_set(err, MB_ERR_MEMORY, "tangent model: out of memory");
@@ -1989,12 +1989,12 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
   /* the layout must not depend on parameter values: same sizes as the model given */
   if (again->nq != m->nq || again->nlvec != m->nlvec || again->nterm != m->nterm ||
       again->ncon != m->ncon) {
-    mb_model_free(*dm);
+    mb_model_free_natural(*dm);
     *dm = NULL;
     st = mb_error_set(err, MB_ERR_ARGUMENT,
                       "tangent model: the description no longer matches "
                       "the compiled model");
   }
-  mb_model_free(again);
+  mb_model_free_natural(again);
   return st;
 }

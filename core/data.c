@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-mb_data* mb_data_create(const mb_model* m) {
+mb_data* mb_data_create_natural(const mb_model* m) {
   const mb_structure* st = m->structure;
   const size_t nq = m->nq, nc = m->ncon, nnz = st->sys->nnz, nphiq = st->phiq.nnz;
   mb_data* d = calloc(1, sizeof *d + 2 * sizeof(mb_factor));
@@ -60,7 +60,7 @@ mb_data* mb_data_create(const mb_model* m) {
   return d;
 }
 
-void mb_data_free(mb_data* d) {
+void mb_data_free_natural(mb_data* d) {
   if (!d) return;
   mb_factor_release(d->newton);
   mb_factor_release(d->projection);

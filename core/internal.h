@@ -3,6 +3,7 @@
 #define MBOPT_INTERNAL_H
 
 #include "mbopt/model.h"
+#include "mbopt/simulate.h"
 #include "structure.h"
 
 #define MB_PI 3.14159265358979323846
@@ -59,6 +60,16 @@ void mbu_bspline_support(int n, double t0, double t1, int j, double* lo, double*
    value, rate and acceleration (each may be NULL). */
 void mbd_func_param(const mb_model* m, const mb_model* dm, int f, double t, double* value,
                     double* rate, double* accel);
+
+/* The natural formulation's own model, workspace and simulation, behind mb_compile,
+   mb_model_free, mb_data_create, mb_data_free and mb_simulate (formulation.c, which picks the
+   formulation). */
+mb_status mb_compile_natural(const mb_desc* d, mb_model** out, mb_error* err);
+void mb_model_free_natural(mb_model* m);
+mb_data* mb_data_create_natural(const mb_model* m);
+void mb_data_free_natural(mb_data* d);
+mb_status mb_simulate_natural(const mb_model* m, mb_data* d, mb_observer obs, void* user,
+                              mb_error* err);
 
 /* The natural-coordinate model of d with every joint expressed by its constraint rows, so that
    each body owns its elements (mb_model.elem_body): the coordinates through which the joint

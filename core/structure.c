@@ -594,7 +594,8 @@ done:
 }
 
 const char* mb_model_linear_solver(const mb_model* m) {
-  if (!m->structure || m->structure->dense) return mb_linear_solver_name(MB_LINEAR_DENSE);
+  if (m->joint || !m->structure || m->structure->dense)
+    return mb_linear_solver_name(MB_LINEAR_DENSE);
   return mb_linear_solver_name(m->opt.linear_solver == MB_LINEAR_KLU ? MB_LINEAR_KLU
                                                                      : MB_LINEAR_SPARSE);
 }

@@ -165,6 +165,7 @@ int cli_load_desc(const char* path, const cli_run* run, mb_desc* d) {
   if (run && run->linear_solver >= 0) d->settings.linear_solver = run->linear_solver;
   if (run && run->refresh >= 0) d->settings.refresh_each_iteration = run->refresh;
   if (run && run->threads >= 0) d->settings.threads = run->threads;
+  if (run && run->formulation >= 0) d->settings.formulation = run->formulation;
   if (run && run->equilibrium) d->settings.equilibrium = 1;
   /* a signal stops the run at its next time step */
   cli_signals_install();
@@ -287,6 +288,9 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
        "auto, dense, sparse or klu: how the Newton and projection matrices "
        "are factorised (default: the spec's simulation.linear_solver, else "
        "auto)"},
+      {"--formulation F",
+       "natural or joint: the coordinates of the equations of motion (default: the spec's "
+       "simulation.formulation, else natural; joint simulates, without gradients yet)"},
       {"--tangent-refresh R", refresh},
       {"--threads N",
        "adjoint only: threads of the backward sweep, 1 or 2; 0 takes 2 from 64 "

@@ -38,13 +38,14 @@ typedef struct cli_run {
   int linear_solver;            /* mb_linear_solver */
   int refresh;                  /* simulation.tangent_refresh: 0 step, 1 iteration */
   int threads;                  /* simulation.threads: 0 chooses, 1 or 2 */
+  int formulation;              /* simulation.formulation: mb_formulation */
   int equilibrium;              /* 1: start from the static equilibrium (--equilibrium) */
   const char* parameters;       /* --parameters: a summary.json or comparison.json, or NULL */
   const char* set[CLI_MAX_SET]; /* --set NAME=VALUE, applied after --parameters */
   int nset;
 } cli_run;
 #define CLI_RUN_SPEC \
-  { .linear_solver = -1, .refresh = -1, .threads = -1 }
+  { .linear_solver = -1, .refresh = -1, .threads = -1, .formulation = -1 }
 
 /* Loads a model description and applies the overrides of run (may be NULL): settings, then the
    parameters of --parameters, then each --set; from then on SIGINT, SIGTERM and SIGHUP stop its
@@ -102,6 +103,11 @@ int cli_threads_parse(const char* text);
        .target = &(run).linear_solver,                                                       \
        .choice = mb_linear_solver_parse,                                                     \
        .expected = "auto, dense, sparse or klu"},                                            \
+      {.name = "--formulation",                                                              \
+       .kind = CLI_CHOICE,                                                                   \
+       .target = &(run).formulation,                                                         \
+       .choice = mb_formulation_parse,                                                       \
+       .expected = "natural or joint"},                                                      \
   {                                                                                          \
     .name = "--tangent-refresh", .kind = CLI_CHOICE, .target = &(run).refresh,               \
     .choice = mb_tangent_refresh_parse, .expected = "step or iteration"                      \

@@ -68,12 +68,13 @@ static void print_summary(const char* name, const mb_model* m, const mb_data* d,
   double rel = r->max_energy_error / (r->energy_scale > 0 ? r->energy_scale : 1);
   /* controller states are coordinates but not degrees of freedom of the mechanism */
   const int states = m->nctrl * m->dim;
-  printf("model        %s (%s, %d bodies, %d coordinates, %d constraints", name,
-         m->dim == 2 ? "planar" : "spatial", m->nbody, m->nq, m->ncon);
+  const int nq = mb_model_coordinate_count(m), nc = mb_model_constraint_count(m);
+  printf("model        %s (%s, %d bodies, %d %s, %d constraints", name,
+         m->dim == 2 ? "planar" : "spatial", m->nbody, nq, mb_model_coordinate_name(m), nc);
   if (m->nctrl)
     printf(", %d controller%s with %d state coordinates", m->nctrl, m->nctrl > 1 ? "s" : "",
            states);
-  printf(", %d DOF)\n", m->nq - (m->ncon - r->redundant) - states);
+  printf(", %d DOF)\n", nq - (nc - r->redundant) - states);
   if (r->redundant)
     printf("redundant    %d of the constraints at t = 0 (dependent: %s)\n", r->redundant,
            r->dependent);
@@ -122,8 +123,9 @@ static void print_json(const char* name, const mb_model* m, const mb_data* d, do
   cJSON_AddStringToObject(o, "model", name);
   cJSON_AddNumberToObject(o, "dimension", m->dim);
   cJSON_AddNumberToObject(o, "bodies", m->nbody);
-  cJSON_AddNumberToObject(o, "coordinates", m->nq);
-  cJSON_AddNumberToObject(o, "constraints", m->ncon);
+  cJSON_AddStringToObject(o, "formulation", mb_formulation_name(m->opt.formulation));
+  cJSON_AddNumberToObject(o, "coordinates", mb_model_coordinate_count(m));
+  cJSON_AddNumberToObject(o, "constraints", mb_model_constraint_count(m));
   cJSON_AddStringToObject(o, "linear_solver", mb_model_linear_solver(m));
   cJSON_AddNumberToObject(o, "controllers", m->nctrl);
   cJSON_AddNumberToObject(o, "step", m->opt.step);

@@ -980,6 +980,8 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                                      "linear_solver",
                                      "threads",
                                      "tangent_refresh",
+                                     "formulation",
+                                     "reference_point",
                                      NULL};
   const char* p = "simulation";
   const cJSON* v = get(root, p);
@@ -1013,6 +1015,18 @@ static mb_status read_settings(json_ctx* c, const cJSON* root) {
                   solver);
     }
     TRY(member_int(c, v, p, "threads", &s->threads));
+    const char *formulation, *reference;
+    TRY(member_string(c, v, p, "formulation", 0, &formulation));
+    if (formulation && (s->formulation = mb_formulation_parse(formulation)) < 0) {
+      path_key(sub, p, "formulation");
+      return fail(c, sub, "must be \"natural\" or \"joint\" (got \"%.64s\")", formulation);
+    }
+    TRY(member_string(c, v, p, "reference_point", 0, &reference));
+    if (reference && (s->reference = mb_reference_parse(reference)) < 0) {
+      path_key(sub, p, "reference_point");
+      return fail(c, sub, "must be \"centre_of_mass\" or \"global_origin\" (got \"%.64s\")",
+                  reference);
+    }
     TRY(member_string(c, v, p, "tangent_refresh", 0, &refresh));
     if (refresh && (s->refresh_each_iteration = mb_tangent_refresh_parse(refresh)) < 0) {
       path_key(sub, p, "tangent_refresh");
@@ -2318,6 +2332,13 @@ static mb_status read_model(json_ctx* c, const cJSON* root) {
 /* ---------------------------------------------------------------------------------------------
    public functions */
 
+/* the names of an enum's values, and their parsing */
+static int name_index(const char* const* names, int n, const char* name) {
+  for (int i = 0; i < n; i++)
+    if (name && !strcmp(name, names[i])) return i;
+  return -1;
+}
+
 static const char* const linear_solver_names[] = {"auto", "dense", "sparse", "klu"};
 
 int mb_tangent_refresh_parse(const char* name) {
@@ -2325,9 +2346,8 @@ int mb_tangent_refresh_parse(const char* name) {
 }
 
 int mb_linear_solver_parse(const char* name) {
-  for (int i = 0; i < (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]); i++)
-    if (name && !strcmp(name, linear_solver_names[i])) return i;
-  return -1;
+  return name_index(linear_solver_names,
+                    (int)(sizeof linear_solver_names / sizeof linear_solver_names[0]), name);
 }
 
 const char* mb_linear_solver_name(int solver) {
@@ -2343,6 +2363,21 @@ const char* mb_joint_type_name(mb_joint_type type) {
 const char* mb_force_type_name(mb_force_type type) {
   const int n = (int)(sizeof force_type_name / sizeof force_type_name[0]);
   return (int)type >= 0 && (int)type < n ? force_type_name[type] : "?";
+}
+
+static const char* const formulation_names[] = {"natural", "joint"};
+static const char* const reference_names[] = {"centre_of_mass", "global_origin"};
+
+int mb_formulation_parse(const char* name) { return name_index(formulation_names, 2, name); }
+
+const char* mb_formulation_name(int formulation) {
+  return formulation >= 0 && formulation < 2 ? formulation_names[formulation] : "?";
+}
+
+int mb_reference_parse(const char* name) { return name_index(reference_names, 2, name); }
+
+const char* mb_reference_name(int reference) {
+  return reference >= 0 && reference < 2 ? reference_names[reference] : "?";
 }
 
 void mb_settings_default(mb_settings* s) {

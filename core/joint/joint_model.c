@@ -16,7 +16,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   mb_solver_release(&jm->cholesky);
   mb_pattern_free(jm->full);
   mb_tree_free(jm->tree);
-  mb_model_free(jm->aux);
+  if (jm->owns_aux) mb_model_free_natural(jm->aux);
   free(jm->row);
   free(jm->scale);
   free(jm->norm_label);
@@ -50,12 +50,12 @@ static int dense_solvers(mb_joint_model* jm) {
 static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   const mb_tree* t = jm->tree;
   const int nz = t->nz, nb = t->nbody;
-  mb_data* da = mb_data_create(jm->aux);
+  mb_data* da = mb_data_create_natural(jm->aux);
   for (int i = 0; i < jm->ncon; i++) jm->scale[i] = 1;
   mb_joint_data* jd = da ? mb_joint_data_create(jm, da) : NULL;
   double* pose = calloc(12 * (size_t)nb + 1, sizeof(double));
   if (!jd || !pose) {
-    mb_joint_data_free(jd), mb_data_free(da), free(pose);
+    mb_joint_data_free(jd), mb_data_free_natural(da), free(pose);
     return MB_ERR_MEMORY;
   }
   for (int b = 0; b < nb; b++) {
@@ -78,7 +78,7 @@ static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
                    : o->penalty_auto && c > 0 && c < c_floor ? c_floor / c
                                                              : 1;
   }
-  mb_joint_data_free(jd), mb_data_free(da), free(pose);
+  mb_joint_data_free(jd), mb_data_free_natural(da), free(pose);
   return MB_OK;
 }
 
@@ -98,7 +98,7 @@ static mb_status unsupported(const mb_desc* d, mb_error* err) {
   return MB_OK;
 }
 
-mb_status mb_joint_model_create(const mb_desc* d, mb_reference_point ref, mb_joint_model** out,
+mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_model** out,
                                 mb_error* err) {
   *out = NULL;
   mb_error_clear(err);
@@ -107,6 +107,7 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference_point ref, mb_joi
   mb_joint_model* jm = calloc(1, sizeof *jm);
   if (!jm) return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   jm->ref = ref;
+  jm->owns_aux = 1;
   if ((st = mb_tree_compile(d, &jm->tree, err)) != MB_OK ||
       (st = mb_compile_exploded(d, &jm->aux, err)) != MB_OK) {
     mb_joint_model_free(jm);
@@ -163,7 +164,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   size_t nwork = nq + 2 * nz + 2 * nc + nz * nz;
   if (36 * nb > nwork) nwork = 36 * nb;
   jd->aux = aux;
-  jd->st = mb_tree_state_create(t, (mb_reference_point)jm->ref);
+  jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
   jd->z = calloc(9 * nz + 7 * nc + nc * nz + nz * nq + nz * nz + 2 * nnz + 6 * nb + nwork + 1,
                  sizeof(double));
   if (!jd->st || !jd->z || mb_factor_init(&jd->newton, &jm->lu) != 0 ||

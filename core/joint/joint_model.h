@@ -16,7 +16,8 @@
 typedef struct mb_joint_model {
   mb_tree* tree;
   mb_model* aux; /* the exploded natural model */
-  int ref;       /* mb_reference_point */
+  int owns_aux;  /* 1: freed with this model; 0 when aux owns it (mb_model.joint) */
+  int ref;       /* mb_reference */
   int nrow;      /* rows of aux imposed as constraints */
   int* row;      /* (nrow) their indices in aux */
   int ncon;      /* constraints Phi(z): the rows, then the normalisations */
@@ -30,7 +31,7 @@ typedef struct mb_joint_model {
 } mb_joint_model;
 
 /* Builds the joint formulation of d with reference points ref. */
-mb_status mb_joint_model_create(const mb_desc* d, mb_reference_point ref, mb_joint_model** out,
+mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_model** out,
                                 mb_error* err);
 void mb_joint_model_free(mb_joint_model* jm);
 

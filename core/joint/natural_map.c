@@ -65,7 +65,7 @@ void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, 
     mbu_cross3(Vd + 3, arm, a);
     for (int k = 0; k < 3; k++) {
       a[k] += point ? Vd[k] : 0;
-      v[k] -= point && s->ref == MB_REFERENCE_COM ? V[k] : 0;
+      v[k] -= point && s->ref == MB_REFERENCE_CENTRE_OF_MASS ? V[k] : 0;
     }
     mbu_cross3(V + 3, v, wt);
     for (int k = 0; k < 3; k++) a[k] += wt[k];

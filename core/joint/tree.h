@@ -37,12 +37,6 @@ typedef enum mb_tree_joint {
   MB_TREE_FIXED
 } mb_tree_joint;
 
-/* Reference points of the twists (seed 003: RTdyn0, RTdyn1). */
-typedef enum mb_reference_point {
-  MB_REFERENCE_COM,   /* RTdyn0: each body's centre of mass */
-  MB_REFERENCE_ORIGIN /* RTdyn1: the body's point at the global origin */
-} mb_reference_point;
-
 /* Compiled tree: sizes, then flat arrays (dimensions in comments), read-only while running. */
 typedef struct mb_tree {
   int dim;          /* 2 or 3 */
@@ -78,7 +72,7 @@ void mb_tree_free(mb_tree* t);
 
 /* Per-run kinematic workspace of a tree: what the recursions compute, global components. */
 typedef struct mb_tree_state {
-  int ref;    /* mb_reference_point of the twists */
+  int ref;    /* mb_reference of the twists */
   double* A;  /* (nbody x 9) body rotations, row-major, local to global */
   double* o;  /* (nbody x 3) body-frame origins */
   double* r;  /* (nbody x 3) reference points */
@@ -90,7 +84,7 @@ typedef struct mb_tree_state {
   double* c;  /* (nbody x 3) centre of mass relative to the reference point */
 } mb_tree_state;
 
-mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference_point ref);
+mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference ref);
 void mb_tree_state_free(mb_tree_state* s);
 
 /* Poses (A, o, F, P, r, c) at joint coordinates z (nz). */

@@ -128,7 +128,7 @@ void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* w
 static void inertial_wrench(const mb_tree* t, const mb_tree_state* s, int b, double* Q) {
   const double m = t->mass[b], *V = s->V + 6 * b, *w = V + 3, *c = s->c + 3 * b;
   double e[3] = {0, 0, 0}, wc[3], we[3], cwe[3], JG[9], Jw[3], wJw[3];
-  if (s->ref == MB_REFERENCE_ORIGIN) {
+  if (s->ref == MB_REFERENCE_GLOBAL_ORIGIN) {
     mbu_cross3(w, c, wc);
     for (int k = 0; k < 3; k++) e[k] = V[k] + wc[k];
   }

@@ -179,7 +179,7 @@ static void tree_joint_motion(const mb_tree* t, int b, const double* z, const do
   if (t->reversed[b]) joint_reverse(zdb, m);
 }
 
-mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference_point ref) {
+mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference ref) {
   mb_tree_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   const size_t nb = (size_t)t->nbody;
@@ -231,7 +231,7 @@ void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s) {
     mbu_mat3_vec(A, t->com + 3 * b, g);
     for (int r = 0; r < 3; r++) g[r] += o[r];
     for (int r = 0; r < 3; r++) {
-      s->r[3 * b + r] = s->ref == MB_REFERENCE_COM ? g[r] : 0;
+      s->r[3 * b + r] = s->ref == MB_REFERENCE_CENTRE_OF_MASS ? g[r] : 0;
       s->c[3 * b + r] = g[r] - s->r[3 * b + r];
     }
   }
@@ -241,7 +241,7 @@ void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s) {
    mass's for RTdyn0, zero for RTdyn1 (the origin is fixed). */
 static const double* reference_motion(const mb_tree_state* s, int b) {
   static const double zero[3] = {0, 0, 0};
-  return b >= 0 && s->ref == MB_REFERENCE_COM ? s->V + 6 * b : zero;
+  return b >= 0 && s->ref == MB_REFERENCE_CENTRE_OF_MASS ? s->V + 6 * b : zero;
 }
 
 void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s) {

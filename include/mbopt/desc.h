@@ -331,6 +331,19 @@ typedef enum mb_linear_solver {
   MB_LINEAR_KLU     /* SuiteSparse's KLU (partial pivoting) and LDL */
 } mb_linear_solver;
 
+/* The coordinates the equations of motion are written in. */
+typedef enum mb_formulation {
+  MB_FORMULATION_NATURAL, /* natural (fully Cartesian) coordinates */
+  MB_FORMULATION_JOINT    /* joint coordinates, the semi-recursive method (core/joint/) */
+} mb_formulation;
+
+/* The reference point of each body's twist in joint coordinates (Dopico, Lopez Varela, Luaces,
+   "Augmented Lagrangian index-3 semi-recursive formulations with projections": RTdyn0, RTdyn1). */
+typedef enum mb_reference {
+  MB_REFERENCE_CENTRE_OF_MASS, /* RTdyn0 */
+  MB_REFERENCE_GLOBAL_ORIGIN   /* RTdyn1 */
+} mb_reference;
+
 /* Integrator settings (Dopico et al., "Forward sensitivity analysis of the index-3 augmented
    Lagrangian formulation with projections", section 2). */
 typedef struct mb_settings {
@@ -362,6 +375,8 @@ typedef struct mb_settings {
                                  contract tenfold */
   int threads; /* of the adjoint's backward sweep: 0 chooses (2 from 64 coordinates with two
                   processors online, else 1), 1 or 2 */
+  int formulation; /* mb_formulation */
+  int reference;   /* mb_reference, of the joint formulation */
   volatile sig_atomic_t* interrupt; /* may be NULL; once nonzero (set it from a signal handler),
                                        the next time step fails with MB_INTERRUPTED, so that
                                        simulations, gradients and optimisations stop promptly */
@@ -369,6 +384,15 @@ typedef struct mb_settings {
 
 /* Fills s with the defaults: trapezoidal rule, alpha = 1e9, tight tolerances, 5 s at 1e-3 s. */
 void mb_settings_default(mb_settings* s);
+
+/* mb_formulation of a name of simulation.formulation ("natural", "joint"), or -1; and back. */
+int mb_formulation_parse(const char* name);
+const char* mb_formulation_name(int formulation);
+
+/* mb_reference of a name of simulation.reference_point ("centre_of_mass", "global_origin"), or
+   -1; and back. */
+int mb_reference_parse(const char* name);
+const char* mb_reference_name(int reference);
 
 /* refresh_each_iteration of a name of simulation.tangent_refresh: "step" 0, "iteration" 1; or -1.
  */

@@ -210,6 +210,10 @@ typedef struct mb_model {
   /* the compiled sparsity of the system matrices, the maps that assemble them and their
      symbolic factorisations (core/structure.h); owned, NULL in tangent models */
   struct mb_structure* structure;
+
+  /* the joint formulation these natural coordinates serve (simulation.formulation "joint"), whose
+     coordinates the integrator then takes; owned, NULL in natural coordinates */
+  struct mb_joint_model* joint;
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */
@@ -282,6 +286,7 @@ typedef struct mb_data {
 
   mb_report report;
   double power_prev; /* non-conservative power at the previous step */
+  struct mb_joint_data* joint; /* the joint formulation's workspace (mb_model.joint), owned */
 } mb_data;
 
 /* Compiles a description to natural coordinates. On failure returns a negative status with a
@@ -292,8 +297,18 @@ mb_status mb_compile(const mb_desc* d, mb_model** out, mb_error* err);
 void mb_model_free(mb_model* m);
 
 /* The linear solver the model was compiled for: "dense", "sparse" or "klu" (settings
-   linear_solver "auto" resolved by the model's size). */
+   linear_solver "auto" resolved by the model's size; the joint formulation's are dense). */
 const char* mb_model_linear_solver(const mb_model* m);
+
+/* The coordinates and constraints the integrator takes: the natural ones (nq, ncon), or the
+   joint formulation's (mb_model.joint: joint coordinates, and the constraints of cut joints,
+   drivers and Euler parameters). */
+int mb_model_coordinate_count(const mb_model* m);
+int mb_model_constraint_count(const mb_model* m);
+
+/* What those coordinates are, for messages: "coordinates" (natural), or "joint coordinates
+   (RTdyn0)" / "joint coordinates (RTdyn1)". */
+const char* mb_model_coordinate_name(const mb_model* m);
 
 /* The penalty to name where steps converge slowly at singular positions: penalty_at_cap when it
    is above twice the model's penalty, else 0 (the penalty already about at the cap, raising it
