@@ -43,9 +43,13 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
   return mb_simulate_natural(m, d, obs, user, err);
 }
 
-int mb_model_coordinate_count(const mb_model* m) { return m->joint ? m->joint->tree->nz : m->nq; }
+int mb_model_coordinate_count(const mb_model* m) {
+  return m->joint ? m->joint->tree->nz : m->nq;
+}
 
-int mb_model_constraint_count(const mb_model* m) { return m->joint ? m->joint->ncon : m->ncon; }
+int mb_model_constraint_count(const mb_model* m) {
+  return m->joint ? m->joint->ncon : m->ncon;
+}
 
 const char* mb_model_coordinate_name(const mb_model* m) {
   if (!m->joint) return "coordinates";

@@ -40,7 +40,7 @@ static void check_model(mbt_tally* tally, const char* path) {
   }
   for (int ref = 0; ref < 2; ref++) {
     mb_joint_model* jm = NULL;
-    if (mb_joint_model_create(&d, (mb_reference_point)ref, &jm, &err) != MB_OK) {
+    if (mb_joint_model_create(&d, (mb_reference)ref, &jm, &err) != MB_OK) {
       printf("FAIL %s: %s\n", path, err.message), tally->failed++;
       break;
     }
@@ -121,12 +121,12 @@ static void check_model(mbt_tally* tally, const char* path) {
     /* natural accelerations of zdd and velocities of tau, at the same state */
     mb_tree_accelerations(t, z, zd, zdd, jd->st);
     memset(qdd, 0, (size_t)nq * sizeof(double));
-    mb_tree_natural_accelerations(jd->st, aux, qdd);
+    mb_tree_natural_accelerations(jd->st, aux, 0, NULL, qdd);
     memset(Mq, 0, (size_t)nq * sizeof(double));
     mb_mass_mul(aux, qdd, 1, Mq);
     mb_tree_velocities(t, z, tau, jd->st);
     memset(qt, 0, (size_t)nq * sizeof(double));
-    mb_tree_natural_velocities(jd->st, aux, qt);
+    mb_tree_natural_velocities(jd->st, aux, 0, NULL, qt);
     double rhs = 0, scale = 1;
     for (int i = 0; i < nq; i++) {
       rhs += qt[i] * (Mq[i] - jd->aux->force[i]);
@@ -157,7 +157,7 @@ static void check_refused(mbt_tally* tally, const char* path, const char* field)
   mb_joint_model* jm = NULL;
   int named = 0;
   if (mb_desc_load_json(path, &d, &err) == MB_OK) {
-    named = mb_joint_model_create(&d, MB_REFERENCE_COM, &jm, &err) == MB_ERR_MODEL &&
+    named = mb_joint_model_create(&d, MB_REFERENCE_CENTRE_OF_MASS, &jm, &err) == MB_ERR_MODEL &&
             strstr(err.message, field) != NULL;
     mb_joint_model_free(jm);
     mb_desc_free(&d);

@@ -37,7 +37,7 @@ static run_result run(const mb_desc* desc, int ref, double h, double t_end) {
     mb_model_free(m);
   } else {
     mb_joint_model* jm = NULL;
-    if (mb_joint_model_create(&d, (mb_reference_point)ref, &jm, &err) != MB_OK)
+    if (mb_joint_model_create(&d, (mb_reference)ref, &jm, &err) != MB_OK)
       return printf("  %s\n", err.message), r;
     mb_data* da = mb_data_create(jm->aux);
     mb_joint_data* jd = mb_joint_data_create(jm, da);
@@ -72,10 +72,10 @@ static void fivebar(mbt_tally* t) {
   mb_desc d;
   if (!load("problems/fivebar.json", &d)) return t->failed++, (void)0;
   static const double published[3] = {0.726877, 7.34229, 304.921};
-  const run_result j0 = run(&d, MB_REFERENCE_COM, 1e-3, 0),
-                   j1 = run(&d, MB_REFERENCE_ORIGIN, 1e-3, 0);
+  const run_result j0 = run(&d, MB_REFERENCE_CENTRE_OF_MASS, 1e-3, 0),
+                   j1 = run(&d, MB_REFERENCE_GLOBAL_ORIGIN, 1e-3, 0);
   const run_result n1 = run(&d, -1, 1e-3, 0), n2 = run(&d, -1, 5e-4, 0);
-  const run_result j2 = run(&d, MB_REFERENCE_COM, 5e-4, 0);
+  const run_result j2 = run(&d, MB_REFERENCE_CENTRE_OF_MASS, 5e-4, 0);
   const int ok = j0.ok && j1.ok && n1.ok && n2.ok && j2.ok;
   const double e_pub = rel_diff(3, j0.psi, published);
   mbt_check(t, ok && e_pub < 1e-5, "five-bar in joint coordinates: psi as published (h = 1e-3)",
@@ -96,7 +96,7 @@ static void agree(mbt_tally* t, const char* path, double t_end, double tol) {
   mb_desc d;
   if (!load(path, &d)) return t->failed++, (void)0;
   const run_result n = run(&d, -1, d.settings.step, t_end);
-  const run_result j = run(&d, MB_REFERENCE_ORIGIN, d.settings.step, t_end);
+  const run_result j = run(&d, MB_REFERENCE_GLOBAL_ORIGIN, d.settings.step, t_end);
   mb_model* m = NULL;
   mb_error err;
   int nf = 0;

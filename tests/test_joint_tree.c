@@ -212,7 +212,7 @@ static void check_tree(mbt_tally* tally, const mb_desc* d, const mb_tree* t, con
     make_tangent(t, z, tau);
     const double hs = 2e-3;
     for (int ref = 0; ref < 2; ref++) {
-      mb_tree_state* st = mb_tree_state_create(t, (mb_reference_point)ref);
+      mb_tree_state* st = mb_tree_state_create(t, (mb_reference)ref);
       fd_velocities(t, st, z, zd, zdd, 0, v0);
       /* twist rates by Richardson's extrapolation of central differences at hs and 2 hs:
          vp - vm = (4 (v(hs) - v(-hs)) - (v(2 hs) - v(-2 hs)) / 2) / 3, over 2 hs */
@@ -372,7 +372,7 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
   double e_phi = 0, e_vel = 0, s_vel = 0, e_acc = 0, s_acc = 0, e_ke = 0, s_ke = 0, e_pow = 0;
   double s_pow = 0;
   for (int ref = 0; ref < 2; ref++) {
-    mb_tree_state* st = mb_tree_state_create(t, (mb_reference_point)ref);
+    mb_tree_state* st = mb_tree_state_create(t, (mb_reference)ref);
     random_state(t, &seed, z, zd, zdd);
     for (int i = 0; i < nz; i++) tau[i] = rnd(&seed);
     make_tangent(t, z, tau);
@@ -386,9 +386,9 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
     }
     /* velocities and accelerations against differences along the path */
     mb_tree_velocities(t, z, zd, st);
-    mb_tree_natural_velocities(st, aux, qd);
+    mb_tree_natural_velocities(st, aux, 0, NULL, qd);
     mb_tree_accelerations(t, z, zd, zdd, st);
-    mb_tree_natural_accelerations(st, aux, qdd);
+    mb_tree_natural_accelerations(st, aux, 0, NULL, qdd);
     const double h = 1e-5, hs = 2e-3;
     natural_at(t, st, aux, z, zd, zdd, h, qp);
     natural_at(t, st, aux, z, zd, zdd, -h, qm);
@@ -410,7 +410,7 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
     /* kinetic energy: 1/2 qd^T M_q qd (the natural model's constant mass) = 1/2 zd^T M zd */
     mb_tree_positions(t, z, st);
     mb_tree_velocities(t, z, zd, st);
-    mb_tree_natural_velocities(st, aux, qd);
+    mb_tree_natural_velocities(st, aux, 0, NULL, qd);
     memset(Mqd, 0, (size_t)nq * sizeof(double));
     mb_mass_mul(aux, qd, 1, Mqd);
     mb_tree_mass(t, st, M, work);
@@ -457,7 +457,7 @@ static void check_inverse(mbt_tally* tally, const mb_tree* t, const char* name) 
   double *zd = z + nz, *zdd = zd + nz, *z2 = zdd + nz, *zd2 = z2 + nz;
   double* pose = calloc(24 * (size_t)nb + 1, sizeof(double));
   double *A = pose, *o = A + 9 * nb, *w = o + 3 * nb, *v = w + 3 * nb;
-  mb_tree_state* st = mb_tree_state_create(t, MB_REFERENCE_ORIGIN);
+  mb_tree_state* st = mb_tree_state_create(t, MB_REFERENCE_GLOBAL_ORIGIN);
   unsigned seed = 4242u + (unsigned)nz;
   random_state(t, &seed, z, zd, zdd);
   /* angles within (-pi, pi] (they are within [-1, 1]) read back as themselves */

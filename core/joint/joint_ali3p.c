@@ -24,18 +24,34 @@ static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
   for (int k = 0; k < n * n; k++) A[jm->entry[k]] = D[k];
 }
 
-/* D (nz x nz, row-major) += s R^T X R for X (values on the natural system pattern), column by
-   column: X R_k, then its products with every R_j. */
-static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, const double* X, double s,
-                        double* D) {
-  const int nz = jm->tree->nz, nq = jm->aux->nq;
-  const mb_pattern* sys = jm->aux->structure->sys;
-  double* xr = jd->work;
-  for (int k = 0; k < nz; k++) {
-    memset(xr, 0, (size_t)nq * sizeof(double));
-    mb_spmv(sys, X, jd->Rq + (size_t)k * nq, 1, xr);
-    for (int j = 0; j < nz; j++)
-      D[(size_t)j * nz + k] += s * mbu_dot(nq, jd->Rq + (size_t)j * nq, xr);
+/* D (nz x nz, row-major) += R^T (ks K + cs C) R, the natural force Jacobians (values on the
+   natural system pattern) carried to the joint coordinates. They are nonzero only between the
+   force elements' coordinates, and dq/dz of a coordinate only in the columns of the joints on its
+   body's path from the ground: the products run over those alone. */
+static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, const double* K,
+                        double cs, const double* C, double* D) {
+  const mb_tree* t = jm->tree;
+  const int nz = t->nz, nf = jm->nforce_coord;
+  double* XR = D + (size_t)nz * nz; /* (nf x nz) X R at the force coordinates */
+  memset(XR, 0, (size_t)nf * nz * sizeof(double));
+  for (int p = 0; p < jm->nforce_pair; p++) {
+    const int e = jm->force_entry[p], a = jm->force_pair[2 * p], b = jm->force_pair[2 * p + 1];
+    const double x = ks * K[e] + cs * C[e];
+    if (x == 0) continue;
+    const int cb = jm->need_coord[b], body = jm->coord_body[b];
+    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++) {
+      const int col = t->path[k];
+      XR[(size_t)a * nz + col] += x * jd->Rq[(size_t)cb * nz + col];
+    }
+  }
+  for (int a = 0; a < nf; a++) {
+    const int ca = jm->need_coord[a], body = jm->coord_body[a];
+    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++) {
+      const int j = t->path[k];
+      const double r = jd->Rq[(size_t)ca * nz + j];
+      for (int c = jm->reach_adr[a]; c < jm->reach_adr[a + 1]; c++)
+        D[(size_t)j * nz + jm->reach[c]] += r * XR[(size_t)a * nz + jm->reach[c]];
+    }
   }
 }
 
@@ -63,10 +79,10 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   mb_joint_data* jd = c->jd;
   const int nz = jm->tree->nz, nc = jm->ncon;
   const double h = s->opt->step, gh = s->opt->gamma * h, bh2 = s->opt->beta * h * h;
-  mb_joint_constraint_rates(jm, jd);
+  mb_joint_motion(jm, jd, 0);
   mb_joint_dynamics(jm, jd, tangent);
   /* r = beta h^2 (M zdd + Phi_z^T (lambda + alpha S Phi) - Q) */
-  double* mult = jd->work + jm->aux->nq + nz;
+  double* mult = jd->work; /* then the Newton matrix, then add_carried's scratch */
   for (int i = 0; i < nc; i++) mult[i] = jd->lambda[i] + alpha * jm->scale[i] * jd->phi[i];
   for (int j = 0; j < nz; j++) {
     double v = -jd->Q[j];
@@ -75,10 +91,9 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
     r[j] = bh2 * v;
   }
   if (!tangent) return 0;
-  double* D = jd->work + jm->aux->nq + nz + nc;
+  double* D = jd->work + nc;
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
-  add_carried(jm, jd, jd->aux->damp, gh, D);
-  add_carried(jm, jd, jd->aux->stiff, bh2, D);
+  add_carried(jm, jd, bh2, jd->aux->stiff, gh, jd->aux->damp, D);
   add_gram(jm, jd, jm->scale, bh2 * alpha, D);
   to_pattern(jm, D, jd->tangent);
   return mb_factor_compute(&jd->newton, jd->tangent) != 0;
@@ -111,7 +126,7 @@ static void joint_projection_solve(void* ctx, double* b) {
    (as the natural formulation's mb_projection_penalty). */
 static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->tree->nz;
-  double metric = 0, mass = 0, *D = jd->work + jm->aux->nq + nz + jm->ncon;
+  double metric = 0, mass = 0, *D = jd->work + jm->ncon;
   for (int j = 0; j < nz; j++) {
     double col = 0;
     for (int i = 0; i < jm->ncon; i++)
@@ -139,7 +154,7 @@ static double project(const mb_joint_model* jm, mb_joint_data* jd, const double*
   const mb_projection p = {
       jm->tree->nz,      jm->ncon, jm->scale,     jd->proj_penalty, o->projection_iterations,
       o->tol_projection, &c,       joint_phi_mul, joint_phi_mul_t,  joint_projection_solve};
-  return mb_project_iterate(&p, b0, x, rhs, mult, jd->work + jm->aux->nq + jm->tree->nz + jm->ncon);
+  return mb_project_iterate(&p, b0, x, rhs, mult, jd->work);
 }
 
 /* b = M x */
@@ -153,7 +168,7 @@ static void mass_mul(const mb_joint_model* jm, const mb_joint_data* jd, const do
    the last evaluations left). */
 static void natural_accelerations(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_tree_accelerations(jm->tree, jd->z, jd->zd, jd->zdd, jd->st);
-  mb_tree_natural_accelerations(jd->st, jm->aux, jd->aux->qdd);
+  mb_tree_natural_accelerations(jd->st, jm->aux, 0, NULL, jd->aux->qdd);
   jd->aux->t = jd->t;
 }
 
@@ -264,7 +279,7 @@ mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_erro
   if ((st = factor_projection(jm, jd, err)) != MB_OK) return st;
   memcpy(jd->r, jd->Q, (size_t)nz * sizeof(double));
   project(jm, jd, jd->r, jd->zdd, jd->phidd_rhs, jd->lambda);
-  mb_tree_natural_velocities(jd->st, aux, da->qd);
+  mb_tree_natural_velocities(jd->st, aux, 0, NULL, da->qd);
   natural_accelerations(jm, jd);
   return MB_OK;
 }

@@ -21,7 +21,82 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->scale);
   free(jm->norm_label);
   free(jm->entry);
+  free(jm->need_coord);
+  free(jm->need_elem);
+  free(jm->force_entry);
+  free(jm->force_pair);
+  free(jm->coord_body);
+  free(jm->reach_adr);
+  free(jm->reach);
   free(jm);
+}
+
+/* The natural coordinates the integrator reads dq/dz at (joint_model.h). */
+static int needed_coordinates(mb_joint_model* jm) {
+  const mb_model* aux = jm->aux;
+  const mb_structure* st = aux->structure;
+  const int nq = aux->nq, dim = aux->dim;
+  unsigned char* mark = calloc((size_t)nq + 1, 1);
+  jm->need_coord = malloc(((size_t)nq + 1) * sizeof(int));
+  jm->need_elem = malloc(((size_t)aux->nelem + 1) * sizeof(int));
+  if (!mark || !jm->need_coord || !jm->need_elem) return free(mark), -1;
+  /* the force elements' blocks first, then the rows' columns */
+  for (int i = 0; i < aux->nforce; i++)
+    for (int k = st->force_blkadr[i]; k < st->force_blkadr[i + 1]; k++)
+      for (int r = 0; r < dim; r++) mark[dim * st->force_block[k] + r] = 1;
+  for (int c = 0; c < nq; c++)
+    if (mark[c]) jm->need_coord[jm->nforce_coord++] = c;
+  jm->nneed_coord = jm->nforce_coord;
+  for (int i = 0; i < jm->nrow; i++)
+    for (int k = st->phiq.rowptr[jm->row[i]]; k < st->phiq.rowptr[jm->row[i] + 1]; k++)
+      if (!mark[st->phiq.col[k]]) mark[st->phiq.col[k]] = 2;
+  for (int c = 0; c < nq; c++)
+    if (mark[c] == 2) jm->need_coord[jm->nneed_coord++] = c;
+  for (int e = 0; e < aux->nelem; e++) {
+    const int a = aux->elem_qadr[e];
+    if (a >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE && mark[a])
+      jm->need_elem[jm->nneed_elem++] = e;
+  }
+  free(mark);
+  const int nf = jm->nforce_coord;
+  int* body = calloc((size_t)nq + 1, sizeof(int));
+  jm->coord_body = malloc(((size_t)nf + 1) * sizeof(int));
+  jm->force_pair = malloc((2 * (size_t)nf * nf + 1) * sizeof(int));
+  jm->force_entry = malloc(((size_t)nf * nf + 1) * sizeof(int));
+  if (!body || !jm->coord_body || !jm->force_pair || !jm->force_entry) return free(body), -1;
+  for (int e = 0; e < aux->nelem; e++)
+    for (int r = 0; aux->elem_qadr[e] >= 0 && r < dim; r++)
+      body[aux->elem_qadr[e] + r] = aux->elem_body[e];
+  for (int i = 0; i < nf; i++) {
+    jm->coord_body[i] = body[jm->need_coord[i]];
+    for (int j = 0; j < nf; j++) {
+      const int entry = mb_pattern_entry(st->sys, jm->need_coord[i], jm->need_coord[j]);
+      if (entry < 0) continue;
+      jm->force_pair[2 * jm->nforce_pair] = i, jm->force_pair[2 * jm->nforce_pair + 1] = j;
+      jm->force_entry[jm->nforce_pair++] = entry;
+    }
+  }
+  free(body);
+  /* the joint columns each force coordinate's row of K R reaches */
+  const mb_tree* t = jm->tree;
+  unsigned char* reached = calloc((size_t)t->nz + 1, 1);
+  jm->reach_adr = malloc(((size_t)nf + 1) * sizeof(int));
+  jm->reach = malloc(((size_t)nf * t->nz + 1) * sizeof(int));
+  if (!reached || !jm->reach_adr || !jm->reach) return free(reached), -1;
+  int nreach = 0;
+  for (int a = 0, p = 0; a < nf; a++) {
+    memset(reached, 0, (size_t)t->nz);
+    for (; p < jm->nforce_pair && jm->force_pair[2 * p] == a; p++) {
+      const int b = jm->coord_body[jm->force_pair[2 * p + 1]];
+      for (int k = t->path_adr[b]; k < t->path_adr[b + 1]; k++) reached[t->path[k]] = 1;
+    }
+    jm->reach_adr[a] = nreach;
+    for (int k = 0; k < t->nz; k++)
+      if (reached[k]) jm->reach[nreach++] = k;
+  }
+  jm->reach_adr[nf] = nreach;
+  free(reached);
+  return 0;
 }
 
 /* The dense pattern of the nz x nz matrices and its factorisations. */
@@ -131,7 +206,7 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   jm->ncon = jm->nrow + jm->tree->nnorm;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
-  if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 ||
+  if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 || needed_coordinates(jm) != 0 ||
       (st = penalty_scales(d, jm)) != MB_OK) {
     mb_joint_model_free(jm);
     return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
@@ -159,10 +234,12 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   const mb_tree* t = jm->tree;
   const size_t nz = (size_t)t->nz, nc = (size_t)jm->ncon, nb = (size_t)t->nbody;
   const size_t nq = (size_t)jm->aux->nq, nnz = (size_t)jm->full->nnz;
-  /* the largest of: composite inertias; the Newton residual's natural scratch, multipliers and
-     dense matrix, and the projections' iteration after them; the assembly's poses */
-  size_t nwork = nq + 2 * nz + 2 * nc + nz * nz;
+  /* the largest of: composite inertias (36 nb); the natural accelerations (nq); the Newton
+     residual's multipliers, dense matrix and force Jacobians (joint_ali3p.c) */
+  const size_t nf = (size_t)jm->nforce_coord;
+  size_t nwork = nc + nz * nz + nf * nz + nz;
   if (36 * nb > nwork) nwork = 36 * nb;
+  if (nq > nwork) nwork = nq;
   jd->aux = aux;
   jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
   jd->z = calloc(9 * nz + 7 * nc + nc * nz + nz * nq + nz * nz + 2 * nnz + 6 * nb + nwork + 1,
@@ -188,35 +265,54 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   return jd;
 }
 
-/* Phi_q x of row i of the natural model (Phi_q evaluated in d). */
-static double row_times(const mb_model* m, const mb_data* d, int i, const double* x) {
-  const mb_rows* r = &m->structure->phiq;
+/* Row i of the imposed natural rows at the natural state of jd: its value, its gradient into
+   the natural workspace's scatter row (nq, zero on entry; the caller clears it) and, with qd, its
+   time terms rate[0] = Phi_t and rate[1] = the acceleration remainder at qd. */
+static double row_eval(const mb_joint_model* jm, mb_joint_data* jd, int i, const double* qd,
+                       double* rate) {
+  const mb_model* aux = jm->aux;
+  const int r = jm->row[i];
+  return mb_con_eval(aux, aux->con_kind[r], aux->con_lvec + 4 * r, aux->con_value[r],
+                     aux->con_func[r], jd->t, jd->aux->q, qd, jd->aux->scatter, rate);
+}
+
+/* x . the gradient of row i in the scatter row, which is cleared. */
+static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const double* x) {
+  const mb_rows* rows = &jm->aux->structure->phiq;
+  double* g = jd->aux->scatter;
   double v = 0;
-  for (int k = r->rowptr[i]; k < r->rowptr[i + 1]; k++) v += d->phiq[k] * x[r->col[k]];
+  for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++)
+    v += g[rows->col[k]] * x[rows->col[k]], g[rows->col[k]] = 0;
   return v;
+}
+
+/* out (nz) = the gradient of row i in the scatter row times dq/dz; the scatter row is cleared. */
+static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int i, double* out) {
+  const mb_rows* rows = &jm->aux->structure->phiq;
+  const int nz = jm->tree->nz;
+  double* g = jd->aux->scatter;
+  memset(out, 0, (size_t)nz * sizeof(double));
+  for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
+    const int c = rows->col[k];
+    const double* rc = jd->Rq + (size_t)c * nz;
+    for (int j = 0; j < nz; j++) out[j] += g[c] * rc[j];
+    g[c] = 0;
+  }
 }
 
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
   const int nz = t->nz;
-  mb_data* da = jd->aux;
   mb_tree_positions(t, jd->z, jd->st);
-  mb_tree_natural_positions(jd->st, aux, da->q);
-  da->t = jd->t;
-  mb_constraints_positions(aux, da);
-  for (int i = 0; i < jm->nrow; i++) jd->phi[i] = da->phi[jm->row[i]];
-  /* Phi_z column k: Phi_q dq/dz_k, the natural velocities of the unit rate e_k */
-  double* unit = jd->work;
-  for (int k = 0; k < nz; k++) {
-    double* qcol = jd->Rq + (size_t)k * aux->nq;
-    memset(unit, 0, (size_t)nz * sizeof(double));
-    unit[k] = 1;
-    mb_tree_velocities(t, jd->z, unit, jd->st);
-    memset(qcol, 0, (size_t)aux->nq * sizeof(double));
-    mb_tree_natural_velocities(jd->st, aux, qcol);
-    for (int i = 0; i < jm->nrow; i++)
-      jd->phiz[(size_t)i * nz + k] = row_times(aux, da, jm->row[i], qcol);
+  mb_tree_natural_positions(jd->st, aux, jd->aux->q);
+  jd->aux->t = jd->t;
+  /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
+  mb_tree_columns(t, jd->z, jd->st);
+  mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, jd->Rq);
+  for (int i = 0; i < jm->nrow; i++) {
+    jd->phi[i] = row_eval(jm, jd, i, NULL, NULL);
+    row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
   }
   /* normalisations e . e - 1 */
   for (int n = 0; n < t->nnorm; n++) {
@@ -228,22 +324,25 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
   }
 }
 
+void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all) {
+  const mb_tree* t = jm->tree;
+  mb_tree_velocities(t, jd->z, jd->zd, jd->st);
+  mb_tree_natural_velocities(jd->st, jm->aux, jm->nneed_elem, all ? NULL : jm->need_elem,
+                             jd->aux->qd);
+  mb_tree_accelerations(t, jd->z, jd->zd, NULL, jd->st);
+}
+
 void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
-  const mb_model* aux = jm->aux;
-  mb_data* da = jd->aux;
-  mb_tree_velocities(t, jd->z, jd->zd, jd->st);
-  mb_tree_natural_velocities(jd->st, aux, da->qd);
-  mb_constraints(aux, da);
+  mb_joint_motion(jm, jd, 1);
   /* the natural accelerations of zdd = 0, Rdot zd: their share of d2Phi/dt2 */
   double* bias = jd->work;
-  memset(bias, 0, (size_t)aux->nq * sizeof(double));
-  mb_tree_accelerations(t, jd->z, jd->zd, NULL, jd->st);
-  mb_tree_natural_accelerations(jd->st, aux, bias);
+  mb_tree_natural_accelerations(jd->st, jm->aux, jm->nneed_elem, jm->need_elem, bias);
   for (int i = 0; i < jm->nrow; i++) {
-    const int r = jm->row[i];
-    jd->phit[i] = da->phit[r];
-    jd->phidd_rhs[i] = row_times(aux, da, r, bias) + da->phidd_rhs[r];
+    double rate[2];
+    row_eval(jm, jd, i, jd->aux->qd, rate);
+    jd->phit[i] = rate[0];
+    jd->phidd_rhs[i] = row_dot(jm, jd, i, bias) + rate[1];
   }
   for (int n = 0; n < t->nnorm; n++) {
     const double* ed = jd->zd + t->normadr[n];

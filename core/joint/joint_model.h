@@ -27,6 +27,20 @@ typedef struct mb_joint_model {
   mb_pattern* full;                 /* the dense nz x nz pattern of the Newton and projection
                                        matrices */
   int* entry;                       /* (nz x nz) entry of element (i, j) in it */
+  /* the natural coordinates the integrator reads dq/dz at: those of the force elements'
+     Jacobians (nforce_coord, first) and of the imposed rows; the elements holding them */
+  int nforce_coord, nneed_coord, nneed_elem;
+  int* need_coord; /* (nneed_coord) */
+  int* need_elem;  /* (nneed_elem) */
+  /* the pairs of force coordinates the natural system pattern holds: their indices in
+     need_coord (2 each) and entries in that pattern */
+  int nforce_pair;
+  int* force_pair;  /* (2 nforce_pair) */
+  int* force_entry; /* (nforce_pair) */
+  int* coord_body;  /* (nforce_coord) the body of each force coordinate */
+  int* reach_adr;   /* (nforce_coord + 1) first of each force coordinate's entries in reach */
+  int* reach;       /* the joint coordinates whose columns of R^T K R a force coordinate's row
+                       of K R reaches: those of the bodies it couples to, ascending */
   mb_solver lu, cholesky;
 } mb_joint_model;
 
@@ -48,15 +62,15 @@ typedef struct mb_joint_data {
   double* phi;                                  /* (ncon) */
   double* phiz;                                 /* (ncon x nz, row-major) Phi_z */
   double* phit;                                 /* (ncon) dPhi/dt */
-  double* phidd_rhs;      /* (ncon) d2Phi/dt2 at zdd = 0: d2Phi/dt2 = Phi_z zdd + phidd_rhs */
-  double* Rq;             /* (nz x aux nq) dq/dz, column k at k aux nq */
-  double* M;              /* (nz x nz, row-major) the accumulated mass matrix R^T M R */
-  double* Q;              /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
+  double* phidd_rhs; /* (ncon) d2Phi/dt2 at zdd = 0: d2Phi/dt2 = Phi_z zdd + phidd_rhs */
+  double* Rq;        /* (aux nq x nz, row-major) dq/dz at the coordinates the integrator reads */
+  double* M;         /* (nz x nz, row-major) the accumulated mass matrix R^T M R */
+  double* Q;         /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
   double *tangent, *proj; /* (nz x nz) on the full pattern: Newton and projection matrices */
   mb_factor newton, projection;
   double proj_penalty;
   double* W;    /* (nbody x 6) body wrenches */
-  double* work; /* scratch: max(36 nbody, aux nq + 2 nz + 2 ncon + nz^2) */
+  double* work; /* scratch (joint_model.c) */
 } mb_joint_data;
 
 /* The workspace of a run of jm, over the natural model's workspace aux (of jm->aux). */
@@ -66,11 +80,15 @@ void mb_joint_data_free(mb_joint_data* jd);
 /* Poses at jd->z and the natural positions; Phi and Phi_z at jd->z, jd->t. */
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd);
 
-/* After mb_joint_constraints: twists at jd->zd and the natural velocities, Phi_t, and the
-   acceleration remainder phidd_rhs (with the natural accelerations of zdd = 0). */
+/* After mb_joint_constraints: the twists at jd->zd and their rates at zdd = 0 (Rdot zd), with
+   the natural velocities of every element (all) or of those the integrator reads. */
+void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all);
+
+/* After mb_joint_constraints: mb_joint_motion of every element, Phi_t, and the acceleration
+   remainder phidd_rhs (with the natural accelerations of zdd = 0). */
 void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd);
 
-/* After mb_joint_constraint_rates: M and Q of the equations of motion M zdd + Phi_z^T lambda = Q
+/* After mb_joint_motion: M and Q of the equations of motion M zdd + Phi_z^T lambda = Q
    (eq. 8), the forces being the natural model's at its positions and velocities; with jacobians,
    also their K = -dQ/dq and C = -dQ/dqd in the natural model's workspace (stiff, damp). */
 void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobians);

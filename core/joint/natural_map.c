@@ -44,18 +44,26 @@ static void element_velocity(const mb_model* aux, const mb_tree_state* s, int e,
   for (int k = 0; k < 3; k++) v[k] += point ? V[k] : 0;
 }
 
-void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, double* qd) {
-  for (int e = 0; e < aux->nelem; e++) {
-    if (!placed(aux, e)) continue;
+/* Element i of the map's list: elems[i] (i < n), or element i itself (i < nelem) when elems is
+   NULL, -1 when that one is not placed by the tree. */
+static int listed(const mb_model* aux, const int* elems, int i) {
+  return elems ? elems[i] : placed(aux, i) ? i : -1;
+}
+
+void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, int n,
+                                const int* elems, double* qd) {
+  for (int i = 0, e; i < (elems ? n : aux->nelem); i++) {
+    if ((e = listed(aux, elems, i)) < 0) continue;
     double arm[3], v[3];
     element_velocity(aux, s, e, aux->elem_body[e], arm, v);
     memcpy(qd + aux->elem_qadr[e], v, (size_t)aux->dim * sizeof(double));
   }
 }
 
-void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, double* qdd) {
-  for (int e = 0; e < aux->nelem; e++) {
-    if (!placed(aux, e)) continue;
+void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, int n,
+                                   const int* elems, double* qdd) {
+  for (int i = 0, e; i < (elems ? n : aux->nelem); i++) {
+    if ((e = listed(aux, elems, i)) < 0) continue;
     const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
     const double *V = s->V + 6 * b, *Vd = s->Vd + 6 * b;
     double arm[3], v[3], a[3], wt[3];
@@ -89,5 +97,25 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
     /* a force f on unit vector x does virtual work f . (dtheta x x) = dtheta . (x x f) */
     mbu_cross3(x, f, n);
     for (int k = 0; k < 3; k++) W[6 * b + 3 + k] += n[k];
+  }
+}
+
+void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb_model* aux, int n,
+                              const int* elems, double* R) {
+  const int dim = aux->dim, nz = t->nz;
+  for (int i = 0; i < n; i++) {
+    const int e = elems[i], b = aux->elem_body[e], a = aux->elem_qadr[e];
+    const int point = aux->elem_kind[e] == MB_ELEM_POINT;
+    double x[3];
+    element_value(aux, s, e, b, x);
+    /* column k of the joint of body j on the path: point v_k + w_k x (x - r_j); vector w_k x x */
+    for (int p = t->path_adr[b]; p < t->path_adr[b + 1]; p++) {
+      const int k = t->path[p], j = t->zbody[k];
+      const double* col = s->b + 6 * k;
+      double arm[3], v[3];
+      for (int c = 0; c < 3; c++) arm[c] = point ? x[c] - s->r[3 * j + c] : x[c];
+      mbu_cross3(col + 3, arm, v);
+      for (int c = 0; c < dim; c++) R[(size_t)(a + c) * nz + k] = v[c] + (point ? col[c] : 0);
+    }
   }
 }

@@ -61,6 +61,7 @@ static void frame_identity(double* out) {
 
 void mb_tree_free(mb_tree* t) {
   if (!t) return;
+  free(t->path_adr);
   free(t->order);
   free(t->inboard);
   free(t);
@@ -175,6 +176,20 @@ mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err) {
     if (t->kind[b] == MB_TREE_FREE && t->dim == 3) t->normadr[t->nnorm++] = t->nz + 3;
     t->nz += t->znum[b];
   }
+  /* each body's path of joint coordinates from the ground */
+  int npath = 0;
+  for (int b = 0; b < nb; b++)
+    for (int a = b; a >= 0; a = t->parent[a]) npath += t->znum[a];
+  t->path_adr = malloc(((size_t)nb + 1 + (size_t)npath + 1) * sizeof(int));
+  if (!t->path_adr) goto done;
+  t->path = t->path_adr + nb + 1;
+  npath = 0;
+  for (int b = 0; b < nb; b++) {
+    t->path_adr[b] = npath;
+    for (int a = b; a >= 0; a = t->parent[a])
+      for (int i = t->zadr[a]; i < t->zadr[a] + t->znum[a]; i++) t->path[npath++] = i;
+  }
+  t->path_adr[nb] = npath;
   for (int b = 0; b < nb; b++) {
     t->mass[b] = d->body[b].mass.value;
     for (int k = 0; k < 3; k++) t->com[3 * b + k] = d->body[b].com[k].value;

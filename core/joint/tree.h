@@ -61,6 +61,8 @@ typedef struct mb_tree {
   double* com;      /* (nbody x 3) centre of mass, body frame */
   double* inertia;  /* (nbody x 9) inertia tensor about the centre of mass, body frame */
   int* cut;         /* (ncut) the description's joints cut to close loops */
+  int* path_adr;    /* (nbody + 1) first of each body's entries in path */
+  int* path;        /* the coordinates of the joints from the ground to each body, its own last */
 } mb_tree;
 
 /* Builds the tree of a description: breadth first from the ground through the joints in their
@@ -89,6 +91,9 @@ void mb_tree_state_free(mb_tree_state* s);
 
 /* Poses (A, o, F, P, r, c) at joint coordinates z (nz). */
 void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s);
+
+/* The columns b of R, after mb_tree_positions (they depend on the positions alone). */
+void mb_tree_columns(const mb_tree* t, const double* z, mb_tree_state* s);
 
 /* Twists V and the columns b of R at zd (nz), after mb_tree_positions. */
 void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s);
@@ -127,11 +132,21 @@ mb_status mb_tree_rates(const mb_tree* t, const double* z, const mb_tree_state* 
 /* The auxiliary natural coordinates (natural_map.c): the points and unit vectors of aux, the
    exploded natural model of the same description (mb_compile_exploded), placed by the tree at
    the poses of s into q (aux->nq), with their velocities (after mb_tree_velocities) and
-   accelerations (after mb_tree_accelerations). Ground elements and controller states are left
+   accelerations (after mb_tree_accelerations), of the n elements elems (each placed by the
+   tree), or of every element when elems is NULL. Ground elements and controller states are left
    as they are. */
 void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, double* q);
-void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, double* qd);
-void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, double* qdd);
+void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, int n,
+                                const int* elems, double* qd);
+void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, int n,
+                                   const int* elems, double* qdd);
+
+/* dq/dz at the n elements elems (each placed by the tree) at the poses and columns of s
+   (mb_tree_columns) into R (aux->nq x nz, row-major: the row of natural coordinate c at R + c nz),
+   the rows of those elements' coordinates only, and in them the columns of the joints on their
+   body's path from the ground (the others stay as they are: zero once cleared). */
+void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb_model* aux, int n,
+                              const int* elems, double* R);
 
 /* W (nbody x 6) += the body wrenches of generalised forces Q (aux->nq) on aux's coordinates at
    the poses of s, so that mb_tree_project(W) = (dq/dz)^T Q. */

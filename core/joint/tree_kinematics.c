@@ -244,20 +244,13 @@ static const double* reference_motion(const mb_tree_state* s, int b) {
   return b >= 0 && s->ref == MB_REFERENCE_CENTRE_OF_MASS ? s->V + 6 * b : zero;
 }
 
-void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s) {
-  static const double zero[6] = {0, 0, 0, 0, 0, 0};
-  for (int k = 0; k < t->nbody; k++) {
-    const int b = t->order[k], p = t->parent[b];
-    const double *Vp = p < 0 ? zero : s->V + 6 * p, *rp = p < 0 ? zero : s->r + 3 * p;
+void mb_tree_columns(const mb_tree* t, const double* z, mb_tree_state* s) {
+  for (int b = 0; b < t->nbody; b++) {
     const double *F = s->F + 9 * b, *P = s->P + 3 * b, *rb = s->r + 3 * b;
     joint_motion m;
-    tree_joint_motion(t, b, z, zd, &m);
-    /* V_b = B_b V_p: the parent's motion carried to r_b */
-    double *V = s->V + 6 * b, arm[3], wx[3];
-    for (int r = 0; r < 3; r++) arm[r] = rb[r] - rp[r];
-    mbu_cross3(Vp + 3, arm, wx);
-    for (int r = 0; r < 3; r++) V[r] = Vp[r] + wx[r], V[3 + r] = Vp[3 + r];
-    /* + b_b zd_b: columns [F Sp_k + Omega_k x (r_b - P); Omega_k], Omega_k = F Sw_k */
+    tree_joint_motion(t, b, z, NULL, &m);
+    /* [F Sp_k + Omega_k x (r_b - P); Omega_k], Omega_k = F Sw_k */
+    double arm[3], wx[3];
     for (int r = 0; r < 3; r++) arm[r] = rb[r] - P[r];
     for (int i = 0; i < m.n; i++) {
       double* col = s->b + 6 * (t->zadr[b] + i);
@@ -265,8 +258,23 @@ void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_
       mbu_mat3_vec(F, m.Sp[i], col);
       mbu_cross3(col + 3, arm, wx);
       for (int r = 0; r < 3; r++) col[r] += wx[r];
-      for (int r = 0; r < 6; r++) V[r] += col[r] * zd[t->zadr[b] + i];
     }
+  }
+}
+
+void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s) {
+  static const double zero[6] = {0, 0, 0, 0, 0, 0};
+  mb_tree_columns(t, z, s);
+  for (int k = 0; k < t->nbody; k++) {
+    const int b = t->order[k], p = t->parent[b];
+    const double *Vp = p < 0 ? zero : s->V + 6 * p, *rp = p < 0 ? zero : s->r + 3 * p;
+    /* V_b = B_b V_p + b_b zd_b: the parent's motion carried to r_b, and the joint's */
+    double *V = s->V + 6 * b, arm[3], wx[3];
+    for (int r = 0; r < 3; r++) arm[r] = s->r[3 * b + r] - rp[r];
+    mbu_cross3(Vp + 3, arm, wx);
+    for (int r = 0; r < 3; r++) V[r] = Vp[r] + wx[r], V[3 + r] = Vp[3 + r];
+    for (int i = t->zadr[b]; i < t->zadr[b] + t->znum[b]; i++)
+      for (int r = 0; r < 6; r++) V[r] += s->b[6 * i + r] * zd[i];
   }
 }
 
