@@ -256,3 +256,17 @@ mbopt_cli_test(simulate_equilibrium_option 0 "initial +static equilibrium: [0-9]
 mbopt_cli_test(gradient_equilibrium_unresisted 3
   "initial: parameter \"F\" pushes the static equilibrium along a motion that nothing resists" 1
   gradient tests/models/ok/free_slider.json)
+
+# joint coordinates: the five-bar's summary and objectives (published psi: 0.726877, 7.34229,
+# 304.921), the same in JSON; what they do not do yet is refused by name
+mbopt_cli_test(simulate_joint_fivebar 0
+  "4 joint coordinates .RTdyn0., 2 constraints, 2 DOF.*dense linear solver.*psi1 = 0\\.72687[0-9]* psi2 = 7\\.3422[0-9]* psi3 = 304\\.92[0-9]*.*completed" 0
+  simulate problems/fivebar.json --formulation joint)
+mbopt_cli_test(simulate_joint_json 0 "\"formulation\":\"joint\",\"coordinates\":30,\"constraints\":16" 0
+  simulate problems/vehicle/step_descent.json --formulation joint --t-end 0.05 --json)
+mbopt_cli_test(gradient_joint_refused 3 "gradients in joint coordinates are not available yet" 1
+  gradient problems/fivebar.json --formulation joint)
+mbopt_cli_test(simulate_joint_controller_refused 3 "controllers.0. .pid_x.: controllers are not available in joint coordinates" 1
+  simulate problems/control/pendulum_pid.json --formulation joint)
+mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
+  simulate problems/fivebar.json --formulation cartesian)

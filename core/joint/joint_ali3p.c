@@ -1,5 +1,5 @@
 /* ALI3-P in joint coordinates: the formulation's half of the step (stepper.h), its assembly and
-   its simulation (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian index-3
+   its simulation (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian index-3
    semi-recursive formulations with projections: direct sensitivity analysis", eqs. 9-11, with
    P = M^d and zeta = 1 in the projections). The Newton matrix is
      M^d + gamma h R^T C R + beta h^2 (R^T K R + Phi_z^T alpha S Phi_z),

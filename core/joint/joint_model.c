@@ -165,6 +165,15 @@ static mb_status unsupported(const mb_desc* d, mb_error* err) {
                           "joints[%d] (%s).friction: joint friction is not available in joint "
                           "coordinates yet; use \"formulation\": \"natural\"",
                           j, d->joint[j].name);
+  for (int i = 0; i < d->nsensor; i++) {
+    const mb_sensor_type type = d->sensor[i].type;
+    if (type == MB_SENSOR_REACTION_FORCE || type == MB_SENSOR_REACTION_TORQUE ||
+        type == MB_SENSOR_MULTIPLIERS)
+      return mb_error_set(err, MB_ERR_MODEL,
+                          "outputs[%d] (%s): outputs that read a joint's multipliers are not "
+                          "available in joint coordinates yet; use \"formulation\": \"natural\"",
+                          i, d->sensor[i].name);
+  }
   if (d->ncontroller > 0)
     return mb_error_set(err, MB_ERR_MODEL,
                         "controllers[0] (%s): controllers are not available in joint coordinates "

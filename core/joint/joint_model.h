@@ -2,7 +2,7 @@
    through which it evaluates forces, constraints and outputs (mb_compile_exploded), and the
    rows of that model the tree does not hold by construction: those of the cut joints and of the
    drivers, to which the formulation adds one normalisation row per Euler-parameter quadruple
-   (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
+   (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
    formulations with projections: direct sensitivity analysis", section 3: Phi(z) of eqs. 9-11).
    Internal. */
 #ifndef MBOPT_JOINT_MODEL_H

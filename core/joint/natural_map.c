@@ -2,7 +2,7 @@
    points and unit vectors placed by the tree, with their velocities and accelerations, and its
    generalised forces turned into body wrenches. Forces, constraints and outputs are written once,
    on natural coordinates, and serve both formulations through this map (the derivatives "through
-   the natural coordinates" of Dopico, Lopez Varela, Luaces, "Augmented Lagrangian index-3
+   the natural coordinates" of Lopez Varela, Dopico, Luaces, "Augmented Lagrangian index-3
    semi-recursive formulations with projections: direct sensitivity analysis", section 2). */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* The kinematic tree of the joint-coordinate (semi-recursive) formulation: bodies reached from
    the ground through joints, each body moved by its parent through the joint's relative
    coordinates z; loops are closed by cutting one joint, whose constraints the formulation then
-   imposes between the two sides (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian
+   imposes between the two sides (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian
    index-3 semi-recursive formulations with projections: direct sensitivity analysis", section 3).
 
    Recursive kinematics (tree_kinematics.c): body poses, and the twists V_i = [rdot_i; omega_i] of

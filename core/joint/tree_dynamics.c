@@ -1,5 +1,5 @@
 /* Recursive dynamics of the joint tree (tree.h): the accumulated mass matrix R^T M R and forces
-   R^T (Q - M Rdot zdot) of the semi-recursive equations of motion (D. Dopico, A. Lopez Varela,
+   R^T (Q - M Rdot zdot) of the semi-recursive equations of motion (A. Lopez Varela, D. Dopico,
    A. Luaces, "Augmented Lagrangian index-3 semi-recursive formulations with projections: direct
    sensitivity analysis", eqs. 7, 8), by composite inertias and wrenches summed from the leaves
    to the root. */

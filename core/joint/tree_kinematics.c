@@ -1,6 +1,6 @@
 /* Recursive kinematics of the joint tree (tree.h): poses, the twists of the reference points,
    V_i = B_i V_parent + b_i zdot_i, and their derivatives, Vdot_i = B_i Vdot_parent + b_i zddot_i
-   + d_i (D. Dopico, A. Lopez Varela, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
+   + d_i (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
    formulations with projections: direct sensitivity analysis", eq. 4). */
 #include <math.h>
 #include <stdlib.h>

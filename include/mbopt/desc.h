@@ -337,7 +337,7 @@ typedef enum mb_formulation {
   MB_FORMULATION_JOINT    /* joint coordinates, the semi-recursive method (core/joint/) */
 } mb_formulation;
 
-/* The reference point of each body's twist in joint coordinates (Dopico, Lopez Varela, Luaces,
+/* The reference point of each body's twist in joint coordinates (Lopez Varela, Dopico, Luaces,
    "Augmented Lagrangian index-3 semi-recursive formulations with projections": RTdyn0, RTdyn1). */
 typedef enum mb_reference {
   MB_REFERENCE_CENTRE_OF_MASS, /* RTdyn0 */
