@@ -271,34 +271,40 @@ mb_status mb_substeps(const mb_model* m, mb_data* d, const mb_step_start* start,
   return st;
 }
 
+/* the natural formulation's retry (stepper.h) */
+typedef struct natural_retry {
+  const mb_model* m;
+  mb_data* d;
+  mb_step_start* start;
+} natural_retry;
+
+static mb_status retry_step(void* ctx, mb_error* err) {
+  natural_retry* c = ctx;
+  return mb_step(c->m, c->d, err);
+}
+
+static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
+  natural_retry* c = ctx;
+  return mb_substeps(c->m, c->d, c->start, n, NULL, NULL, err);
+}
+
+static void retry_save(void* ctx) {
+  natural_retry* c = ctx;
+  mb_step_start_save(c->m, c->d, c->start);
+}
+
+static void retry_restore(void* ctx) {
+  natural_retry* c = ctx;
+  c->d->t = c->start->t;
+  state_copy(c->m, c->d, c->start->x, 0);
+}
+
 mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* start, int* count,
                               mb_error* err) {
-  if (count) *count = 1;
-  if (m->opt.max_substeps < 2) return mb_step(m, d, err);
-  mb_step_start_save(m, d, start);
-  mb_status st = mb_step(m, d, err);
-  if (st != MB_NEWTON_FAILED) return st;
-  int n = 2;
-  for (; n <= m->opt.max_substeps; n *= 2) {
-    mb_error sub_err;
-    const mb_status sub_st = mb_substeps(m, d, start, n, NULL, NULL, &sub_err);
-    if (sub_st == MB_OK) {
-      d->report.substepped_steps++;
-      if (n > d->report.finest_substeps) d->report.finest_substeps = n;
-      if (count) *count = n;
-      return MB_OK;
-    }
-    if (sub_st != MB_NEWTON_FAILED) {
-      *err = sub_err;
-      return sub_st;
-    }
-  }
-  /* the state stays at the last completed step */
-  d->t = start->t;
-  state_copy(m, d, start->x, 0);
-  const size_t len = strlen(err->message);
-  snprintf(err->message + len, sizeof err->message - len, " (also on %d sub-steps)", n / 2);
-  return st;
+  natural_retry c = {m, d, start};
+  const mb_retry r = {&c,         &m->opt,      &d->report, retry_step, retry_substeps,
+                      retry_save, retry_restore};
+  return mb_step_retrying(&r, count, err);
 }
 
 /* Energy balance bookkeeping: E(t) - E(0) - W_nc(t), with the work of non-conservative forces
@@ -382,7 +388,7 @@ static double natural_driver_power(void* ctx) {
 }
 
 mb_status mb_simulate_natural(const mb_model* m, mb_data* d, mb_observer obs, void* user,
-                               mb_error* err) {
+                              mb_error* err) {
   natural_run c = {.m = m, .d = d};
   if (mb_step_start_init(m, &c.start) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");

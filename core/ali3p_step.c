@@ -210,3 +210,31 @@ double mb_project_iterate(const mb_projection* p, const double* b0, double* x, c
   }
   return worst;
 }
+
+mb_status mb_step_retrying(const mb_retry* r, int* count, mb_error* err) {
+  if (count) *count = 1;
+  if (r->opt->max_substeps < 2) return r->step(r->ctx, err);
+  r->save(r->ctx);
+  mb_status st = r->step(r->ctx, err);
+  if (st != MB_NEWTON_FAILED) return st;
+  int n = 2;
+  for (; n <= r->opt->max_substeps; n *= 2) {
+    mb_error sub_err;
+    const mb_status sub_st = r->substeps(r->ctx, n, &sub_err);
+    if (sub_st == MB_OK) {
+      r->report->substepped_steps++;
+      if (n > r->report->finest_substeps) r->report->finest_substeps = n;
+      if (count) *count = n;
+      return MB_OK;
+    }
+    if (sub_st != MB_NEWTON_FAILED) {
+      *err = sub_err;
+      return sub_st;
+    }
+  }
+  /* the state stays at the last completed step */
+  r->restore(r->ctx);
+  const size_t len = strlen(err->message);
+  snprintf(err->message + len, sizeof err->message - len, " (also on %d sub-steps)", n / 2);
+  return st;
+}

@@ -68,6 +68,24 @@ double mb_project_iterate(const mb_projection* p, const double* b0, double* x, c
    another error with the message, which names the time, what did not converge and what helps. */
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err);
 
+/* A step retried on sub-steps when its Newton iteration fails: what the retry asks of a
+   formulation. */
+typedef struct mb_retry {
+  void* ctx;
+  const mb_settings* opt;                                 /* max_substeps */
+  mb_report* report;                                      /* substepped_steps, finest_substeps */
+  mb_status (*step)(void* ctx, mb_error* err);            /* the full step */
+  mb_status (*substeps)(void* ctx, int n, mb_error* err); /* it again from its start, on n */
+  void (*save)(void* ctx);                                /* keeps the state at the step's start */
+  void (*restore)(void* ctx);                             /* goes back to it */
+} mb_retry;
+
+/* The step; when its Newton iteration fails, the step again from its start on 2, 4, ... up to
+   opt->max_substeps sub-steps, the fewest that pass (*count unless NULL, 1 for the full step).
+   When every count fails, the state goes back to the step's start and the full step's message
+   says "(also on N sub-steps)". */
+mb_status mb_step_retrying(const mb_retry* r, int* count, mb_error* err);
+
 /* What a simulation asks of a formulation, beyond the natural model's outputs: its assembly,
    its steps, and the power of its drivers. After each, the natural model's state in d (q, qd,
    qdd, t) is current, so that sensors, functionals and the energy balance read it. */

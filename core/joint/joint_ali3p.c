@@ -212,11 +212,9 @@ static const char* joint_label(const mb_stepper* s, int i) {
 static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_solve,
                                          joint_project, joint_label};
 
-mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  const mb_settings* opt = &jm->aux->opt;
-  mb_report* rep = &jd->aux->report;
-  if (opt->interrupt && *opt->interrupt)
-    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", jd->t);
+/* One step to t_new with the settings opt: the model's, or a sub-step's. */
+static mb_status step_to(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
+                         double t_new, mb_error* err) {
   joint_step c = {jm, jd};
   const mb_stepper s = {.ops = &joint_ops,
                         .ctx = &c,
@@ -235,13 +233,68 @@ mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* e
                         .scale = jm->scale,
                         .r = jd->r,
                         .t = &jd->t,
-                        .report = rep,
+                        .report = &jd->aux->report,
                         .penalty_remedy = 0,
                         .lock_hint = ""};
+  return mb_ali3p_step(&s, t_new, err);
+}
+
+/* the joint formulation's retry on sub-steps (stepper.h) */
+static mb_status retry_step(void* ctx, mb_error* err) {
+  joint_step* c = ctx;
+  const mb_settings* opt = &c->jm->aux->opt;
+  mb_report* rep = &c->jd->aux->report;
+  if (opt->interrupt && *opt->interrupt)
+    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", c->jd->t);
   /* the time counted, not accumulated, so that t_end is hit exactly */
-  const mb_status st = mb_ali3p_step(&s, (rep->steps + 1) * opt->step, err);
+  const mb_status st = step_to(c->jm, c->jd, opt, (rep->steps + 1) * opt->step, err);
   if (st == MB_OK) rep->steps++;
   return st;
+}
+
+/* The state at the step's start: z, zd, zdd, lambda. */
+static void start_copy(joint_step* c, int save) {
+  const int nz = c->jm->tree->nz, nc = c->jm->ncon;
+  double* parts[4] = {c->jd->z, c->jd->zd, c->jd->zdd, c->jd->lambda};
+  const int sizes[4] = {nz, nz, nz, nc};
+  double* x = c->jd->start;
+  for (int k = 0; k < 4; x += sizes[k], k++)
+    memcpy(save ? x : parts[k], save ? parts[k] : x, sizeof(double) * sizes[k]);
+}
+
+static void retry_save(void* ctx) {
+  joint_step* c = ctx;
+  c->jd->start_t = c->jd->t, c->jd->start_steps = c->jd->aux->report.steps;
+  start_copy(c, 1);
+}
+
+static void retry_restore(void* ctx) {
+  joint_step* c = ctx;
+  c->jd->t = c->jd->start_t;
+  start_copy(c, 0);
+}
+
+/* The step from its start on n sub-steps of h / n, the penalty raised n^2 times so that every
+   constraint's alpha beta h^2 scale stays as compiled. */
+static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
+  joint_step* c = ctx;
+  mb_joint_data* jd = c->jd;
+  mb_settings sub = c->jm->aux->opt;
+  sub.step /= n, sub.penalty *= (double)n * n;
+  const double t0 = jd->start_t, t_next = (jd->start_steps + 1) * c->jm->aux->opt.step;
+  retry_restore(c);
+  mb_status st = MB_OK;
+  for (int j = 1; j <= n && st == MB_OK; j++)
+    st = step_to(c->jm, jd, &sub, t0 + (t_next - t0) * j / n, err);
+  if (st == MB_OK) jd->aux->report.steps = jd->start_steps + 1;
+  return st;
+}
+
+mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  joint_step c = {jm, jd};
+  const mb_retry r = {&c,         &jm->aux->opt, &jd->aux->report, retry_step, retry_substeps,
+                      retry_save, retry_restore};
+  return mb_step_retrying(&r, NULL, err);
 }
 
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {

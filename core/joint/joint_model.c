@@ -251,7 +251,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   if (nq > nwork) nwork = nq;
   jd->aux = aux;
   jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
-  jd->z = calloc(9 * nz + 7 * nc + nc * nz + nz * nq + nz * nz + 2 * nnz + 6 * nb + nwork + 1,
+  jd->z = calloc(12 * nz + 8 * nc + nc * nz + nz * nq + nz * nz + 2 * nnz + 6 * nb + nwork + 1,
                  sizeof(double));
   if (!jd->st || !jd->z || mb_factor_init(&jd->newton, &jm->lu) != 0 ||
       mb_factor_init(&jd->projection, &jm->cholesky) != 0) {
@@ -270,6 +270,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   jd->tangent = p, p += nnz;
   jd->proj = p, p += nnz;
   jd->W = p, p += 6 * nb;
+  jd->start = p, p += 3 * nz + nc;
   jd->work = p;
   return jd;
 }

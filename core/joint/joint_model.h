@@ -70,6 +70,9 @@ typedef struct mb_joint_data {
   mb_factor newton, projection;
   double proj_penalty;
   double* W;    /* (nbody x 6) body wrenches */
+  double* start; /* (3 nz + ncon) z, zd, zdd, lambda at the start of a step retried on sub-steps */
+  double start_t;
+  int start_steps;
   double* work; /* scratch (joint_model.c) */
 } mb_joint_data;
 
@@ -100,7 +103,8 @@ void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobian
    of motion. */
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
-/* One step of jm->aux->opt.step, with the natural model's state in jd->aux made current. */
+/* One step of jm->aux->opt.step, retried on sub-steps as the natural formulation's are
+   (simulation.max_substeps), with the natural model's state in jd->aux made current. */
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* mb_simulate in joint coordinates: the observer sees the natural model and its workspace. */
