@@ -124,7 +124,7 @@ static void check_model(mbt_tally* tally, const char* path) {
     mb_tree_natural_accelerations(jd->st, aux, 0, NULL, qdd);
     memset(Mq, 0, (size_t)nq * sizeof(double));
     mb_mass_mul(aux, qdd, 1, Mq);
-    mb_tree_velocities(t, z, tau, jd->st);
+    mb_tree_velocities(t, tau, jd->st);
     memset(qt, 0, (size_t)nq * sizeof(double));
     mb_tree_natural_velocities(jd->st, aux, 0, NULL, qt);
     double rhs = 0, scale = 1;

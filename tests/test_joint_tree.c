@@ -227,7 +227,7 @@ static void check_tree(mbt_tally* tally, const mb_desc* d, const mb_tree* t, con
       fd_velocities(t, st, z, tau, zdd, 0, vt);
       mb_tree_positions(t, z, st);
       if (trial == 0 && ref == 0) check_joint_definitions(tally, d, t, st, z, name);
-      mb_tree_velocities(t, z, zd, st);
+      mb_tree_velocities(t, zd, st);
       /* twists against the differences: [centre of mass or origin point velocity; w] */
       for (int b = 0; b < nb; b++) {
         const double* fd = v0 + 9 * b;
@@ -385,7 +385,7 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
       if (aux->con_body[i] >= 0 || (j >= 0 && !cut[j])) e_phi = fmax(e_phi, fabs(phi[i]));
     }
     /* velocities and accelerations against differences along the path */
-    mb_tree_velocities(t, z, zd, st);
+    mb_tree_velocities(t, zd, st);
     mb_tree_natural_velocities(st, aux, 0, NULL, qd);
     mb_tree_accelerations(t, z, zd, zdd, st);
     mb_tree_natural_accelerations(st, aux, 0, NULL, qdd);
@@ -409,7 +409,7 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
     }
     /* kinetic energy: 1/2 qd^T M_q qd (the natural model's constant mass) = 1/2 zd^T M zd */
     mb_tree_positions(t, z, st);
-    mb_tree_velocities(t, z, zd, st);
+    mb_tree_velocities(t, zd, st);
     mb_tree_natural_velocities(st, aux, 0, NULL, qd);
     memset(Mqd, 0, (size_t)nq * sizeof(double));
     mb_mass_mul(aux, qd, 1, Mqd);
@@ -462,7 +462,7 @@ static void check_inverse(mbt_tally* tally, const mb_tree* t, const char* name) 
   random_state(t, &seed, z, zd, zdd);
   /* angles within (-pi, pi] (they are within [-1, 1]) read back as themselves */
   mb_tree_positions(t, z, st);
-  mb_tree_velocities(t, z, zd, st);
+  mb_tree_velocities(t, zd, st);
   memcpy(A, st->A, 9 * (size_t)nb * sizeof(double));
   memcpy(o, st->o, 3 * (size_t)nb * sizeof(double));
   for (int b = 0; b < nb; b++) {

@@ -318,7 +318,6 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_tree_natural_positions(jd->st, aux, jd->aux->q);
   jd->aux->t = jd->t;
   /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
-  mb_tree_columns(t, jd->z, jd->st);
   mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, jd->Rq);
   for (int i = 0; i < jm->nrow; i++) {
     jd->phi[i] = row_eval(jm, jd, i, NULL, NULL);
@@ -336,7 +335,7 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
 
 void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all) {
   const mb_tree* t = jm->tree;
-  mb_tree_velocities(t, jd->z, jd->zd, jd->st);
+  mb_tree_velocities(t, jd->zd, jd->st);
   mb_tree_natural_velocities(jd->st, jm->aux, jm->nneed_elem, all ? NULL : jm->need_elem,
                              jd->aux->qd);
   mb_tree_accelerations(t, jd->z, jd->zd, NULL, jd->st);

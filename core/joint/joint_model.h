@@ -69,7 +69,7 @@ typedef struct mb_joint_data {
   double *tangent, *proj; /* (nz x nz) on the full pattern: Newton and projection matrices */
   mb_factor newton, projection;
   double proj_penalty;
-  double* W;    /* (nbody x 6) body wrenches */
+  double* W;     /* (nbody x 6) body wrenches */
   double* start; /* (3 nz + ncon) z, zd, zdd, lambda at the start of a step retried on sub-steps */
   double start_t;
   int start_steps;

@@ -84,19 +84,21 @@ typedef struct mb_tree_state {
   double* Vd; /* (nbody x 6) their time derivatives */
   double* b;  /* (nz x 6) column of R for each coordinate, at its own body's reference point */
   double* c;  /* (nbody x 3) centre of mass relative to the reference point */
+  double* Mb; /* (nbody x 36) each body's 6 x 6 mass matrix for its twist, row-major, and */
+  double* JG; /* (nbody x 9) its inertia tensor in global axes, both at the poses of the last
+                 mb_tree_positions once inertia_valid (tree_dynamics.c) */
+  int inertia_valid;
 } mb_tree_state;
 
 mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference ref);
 void mb_tree_state_free(mb_tree_state* s);
 
-/* Poses (A, o, F, P, r, c) at joint coordinates z (nz). */
+/* Poses (A, o, F, P, r, c) at joint coordinates z (nz), and the columns b of R, which depend on
+   the positions alone. */
 void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s);
 
-/* The columns b of R, after mb_tree_positions (they depend on the positions alone). */
-void mb_tree_columns(const mb_tree* t, const double* z, mb_tree_state* s);
-
-/* Twists V and the columns b of R at zd (nz), after mb_tree_positions. */
-void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s);
+/* Twists V at zd (nz), after mb_tree_positions. */
+void mb_tree_velocities(const mb_tree* t, const double* zd, mb_tree_state* s);
 
 /* Vd = R zdd + Rdot zd, after mb_tree_velocities; zdd NULL for zero (Vd then holds Rdot zd). */
 void mb_tree_accelerations(const mb_tree* t, const double* z, const double* zd, const double* zdd,
@@ -104,12 +106,12 @@ void mb_tree_accelerations(const mb_tree* t, const double* z, const double* zd, 
 
 /* M (nz x nz, row-major, full) = R^T M^v R, by composite inertias accumulated from the leaves,
    at the positions of s. work: 36 nbody doubles. */
-void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* work);
+void mb_tree_mass(const mb_tree* t, mb_tree_state* s, double* M, double* work);
 
 /* W (nbody x 6) += each body's inertial wrench about its reference point: -M^v_i Vd_i (Vd as
    mb_tree_accelerations left it: with zdd = NULL, Rdot zd) and the velocity-dependent inertial
    forces at the velocities of s; then mb_tree_project gives the accumulated forces of eq. 7. */
-void mb_tree_inertial_wrenches(const mb_tree* t, const mb_tree_state* s, double* W);
+void mb_tree_inertial_wrenches(const mb_tree* t, mb_tree_state* s, double* W);
 
 /* Q (nz) = R^T W: the generalised forces of body wrenches W (nbody x 6, [force; moment about the
    reference point], global), by composite wrenches accumulated from the leaves. work: 6 nbody
@@ -142,8 +144,8 @@ void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, 
                                    const int* elems, double* qdd);
 
 /* dq/dz at the n elements elems (each placed by the tree) at the poses and columns of s
-   (mb_tree_columns) into R (aux->nq x nz, row-major: the row of natural coordinate c at R + c nz),
-   the rows of those elements' coordinates only, and in them the columns of the joints on their
+   (mb_tree_positions) into R (aux->nq x nz, row-major: the row of natural coordinate c at R + c
+   nz), the rows of those elements' coordinates only, and in them the columns of the joints on their
    body's path from the ground (the others stay as they are: zero once cleared). */
 void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb_model* aux, int n,
                               const int* elems, double* R);

@@ -26,24 +26,29 @@ static void skew(const double* v, double* S) {
   memcpy(S, T, sizeof T);
 }
 
-/* The body's 6 x 6 mass matrix (row-major) for the twist of its reference point, c the centre
-   of mass relative to it: [m I, -m [c]; m [c], J_G - m [c][c]]. */
-static void body_mass(const mb_tree* t, const mb_tree_state* s, int b, double* M) {
-  const double m = t->mass[b], *c = s->c + 3 * b;
-  double JG[9], C[9];
-  global_inertia(t, s, b, JG);
-  skew(c, C);
-  memset(M, 0, 36 * sizeof(double));
-  for (int i = 0; i < 3; i++) {
-    M[6 * i + i] = m;
-    for (int j = 0; j < 3; j++) {
-      double cc = 0;
-      for (int k = 0; k < 3; k++) cc += C[3 * i + k] * C[3 * k + j];
-      M[6 * i + 3 + j] = -m * C[3 * i + j];
-      M[6 * (3 + i) + j] = m * C[3 * i + j];
-      M[6 * (3 + i) + 3 + j] = JG[3 * i + j] - m * cc;
+/* Each body's 6 x 6 mass matrix (row-major) for the twist of its reference point, c the centre
+   of mass relative to it, [m I, -m [c]; m [c], J_G - m [c][c]], and J_G, into s once per
+   positions. */
+static void body_inertia(const mb_tree* t, mb_tree_state* s) {
+  if (s->inertia_valid) return;
+  for (int b = 0; b < t->nbody; b++) {
+    const double m = t->mass[b], *c = s->c + 3 * b;
+    double *JG = s->JG + 9 * b, *M = s->Mb + 36 * b, C[9];
+    global_inertia(t, s, b, JG);
+    skew(c, C);
+    memset(M, 0, 36 * sizeof(double));
+    for (int i = 0; i < 3; i++) {
+      M[6 * i + i] = m;
+      for (int j = 0; j < 3; j++) {
+        double cc = 0;
+        for (int k = 0; k < 3; k++) cc += C[3 * i + k] * C[3 * k + j];
+        M[6 * i + 3 + j] = -m * C[3 * i + j];
+        M[6 * (3 + i) + j] = m * C[3 * i + j];
+        M[6 * (3 + i) + 3 + j] = JG[3 * i + j] - m * cc;
+      }
     }
   }
+  s->inertia_valid = 1;
 }
 
 /* y = M x for a 6 x 6 row-major M. */
@@ -93,16 +98,15 @@ static double dot6(const double* a, const double* b) {
   return v;
 }
 
-void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* work) {
+void mb_tree_mass(const mb_tree* t, mb_tree_state* s, double* M, double* work) {
   const int nb = t->nbody, nz = t->nz;
+  body_inertia(t, s);
   memset(M, 0, (size_t)nz * nz * sizeof(double));
   memset(work, 0, 36 * (size_t)nb * sizeof(double));
   /* composite inertias, leaves first */
   for (int k = nb - 1; k >= 0; k--) {
     const int b = t->order[k];
-    double Mb[36];
-    body_mass(t, s, b, Mb);
-    for (int i = 0; i < 36; i++) work[36 * b + i] += Mb[i];
+    for (int i = 0; i < 36; i++) work[36 * b + i] += s->Mb[36 * b + i];
     const int p = t->parent[b];
     if (p >= 0) shift_add_inertia(work + 36 * b, s->r + 3 * b, s->r + 3 * p, work + 36 * p);
   }
@@ -127,25 +131,25 @@ void mb_tree_mass(const mb_tree* t, const mb_tree_state* s, double* M, double* w
    for RTdyn0; v_G for RTdyn1), [-m w x e; -w x J_G w - m c x (w x e)]. */
 static void inertial_wrench(const mb_tree* t, const mb_tree_state* s, int b, double* Q) {
   const double m = t->mass[b], *V = s->V + 6 * b, *w = V + 3, *c = s->c + 3 * b;
-  double e[3] = {0, 0, 0}, wc[3], we[3], cwe[3], JG[9], Jw[3], wJw[3];
+  const double* JG = s->JG + 9 * b;
+  double e[3] = {0, 0, 0}, wc[3], we[3], cwe[3], Jw[3], wJw[3];
   if (s->ref == MB_REFERENCE_GLOBAL_ORIGIN) {
     mbu_cross3(w, c, wc);
     for (int k = 0; k < 3; k++) e[k] = V[k] + wc[k];
   }
   mbu_cross3(w, e, we);
   mbu_cross3(c, we, cwe);
-  global_inertia(t, s, b, JG);
   for (int i = 0; i < 3; i++)
     Jw[i] = JG[3 * i] * w[0] + JG[3 * i + 1] * w[1] + JG[3 * i + 2] * w[2];
   mbu_cross3(w, Jw, wJw);
   for (int k = 0; k < 3; k++) Q[k] -= m * we[k], Q[3 + k] -= wJw[k] + m * cwe[k];
 }
 
-void mb_tree_inertial_wrenches(const mb_tree* t, const mb_tree_state* s, double* W) {
+void mb_tree_inertial_wrenches(const mb_tree* t, mb_tree_state* s, double* W) {
+  body_inertia(t, s);
   for (int b = 0; b < t->nbody; b++) {
-    double Mb[36], MVd[6];
-    body_mass(t, s, b, Mb);
-    mul6(Mb, s->Vd + 6 * b, MVd);
+    double MVd[6];
+    mul6(s->Mb + 36 * b, s->Vd + 6 * b, MVd);
     for (int i = 0; i < 6; i++) W[6 * b + i] -= MVd[i];
     inertial_wrench(t, s, b, W + 6 * b);
   }

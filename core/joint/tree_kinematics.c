@@ -183,7 +183,7 @@ mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference ref) {
   mb_tree_state* s = calloc(1, sizeof *s);
   if (!s) return NULL;
   const size_t nb = (size_t)t->nbody;
-  s->A = calloc(46 * nb + 6 * (size_t)t->nz + 1, sizeof(double));
+  s->A = calloc(91 * nb + 6 * (size_t)t->nz + 1, sizeof(double));
   if (!s->A) {
     free(s);
     return NULL;
@@ -196,7 +196,9 @@ mb_tree_state* mb_tree_state_create(const mb_tree* t, mb_reference ref) {
   s->V = s->P + 3 * nb;
   s->Vd = s->V + 6 * nb;
   s->c = s->Vd + 6 * nb;
-  s->b = s->c + 3 * nb;
+  s->Mb = s->c + 3 * nb;
+  s->JG = s->Mb + 36 * nb;
+  s->b = s->JG + 9 * nb;
   return s;
 }
 
@@ -206,8 +208,24 @@ void mb_tree_state_free(mb_tree_state* s) {
   free(s);
 }
 
+/* The columns b of body b's joint coordinates from its joint's motion m, at the poses of s:
+   [F Sp_k + Omega_k x (r_b - P); Omega_k], Omega_k = F Sw_k. */
+static void body_columns(const mb_tree* t, int b, const joint_motion* m, mb_tree_state* s) {
+  const double *F = s->F + 9 * b, *P = s->P + 3 * b, *rb = s->r + 3 * b;
+  double arm[3], wx[3];
+  for (int r = 0; r < 3; r++) arm[r] = rb[r] - P[r];
+  for (int i = 0; i < m->n; i++) {
+    double* col = s->b + 6 * (t->zadr[b] + i);
+    mbu_mat3_vec(F, m->Sw[i], col + 3);
+    mbu_mat3_vec(F, m->Sp[i], col);
+    mbu_cross3(col + 3, arm, wx);
+    for (int r = 0; r < 3; r++) col[r] += wx[r];
+  }
+}
+
 void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s) {
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, zero[3] = {0, 0, 0};
+  s->inertia_valid = 0;
   for (int k = 0; k < t->nbody; k++) {
     const int b = t->order[k], p = t->parent[b];
     const double *Ap = p < 0 ? I3 : s->A + 9 * p, *op = p < 0 ? zero : s->o + 3 * p;
@@ -234,6 +252,7 @@ void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s) {
       s->r[3 * b + r] = s->ref == MB_REFERENCE_CENTRE_OF_MASS ? g[r] : 0;
       s->c[3 * b + r] = g[r] - s->r[3 * b + r];
     }
+    body_columns(t, b, &m, s);
   }
 }
 
@@ -244,27 +263,8 @@ static const double* reference_motion(const mb_tree_state* s, int b) {
   return b >= 0 && s->ref == MB_REFERENCE_CENTRE_OF_MASS ? s->V + 6 * b : zero;
 }
 
-void mb_tree_columns(const mb_tree* t, const double* z, mb_tree_state* s) {
-  for (int b = 0; b < t->nbody; b++) {
-    const double *F = s->F + 9 * b, *P = s->P + 3 * b, *rb = s->r + 3 * b;
-    joint_motion m;
-    tree_joint_motion(t, b, z, NULL, &m);
-    /* [F Sp_k + Omega_k x (r_b - P); Omega_k], Omega_k = F Sw_k */
-    double arm[3], wx[3];
-    for (int r = 0; r < 3; r++) arm[r] = rb[r] - P[r];
-    for (int i = 0; i < m.n; i++) {
-      double* col = s->b + 6 * (t->zadr[b] + i);
-      mbu_mat3_vec(F, m.Sw[i], col + 3);
-      mbu_mat3_vec(F, m.Sp[i], col);
-      mbu_cross3(col + 3, arm, wx);
-      for (int r = 0; r < 3; r++) col[r] += wx[r];
-    }
-  }
-}
-
-void mb_tree_velocities(const mb_tree* t, const double* z, const double* zd, mb_tree_state* s) {
+void mb_tree_velocities(const mb_tree* t, const double* zd, mb_tree_state* s) {
   static const double zero[6] = {0, 0, 0, 0, 0, 0};
-  mb_tree_columns(t, z, s);
   for (int k = 0; k < t->nbody; k++) {
     const int b = t->order[k], p = t->parent[b];
     const double *Vp = p < 0 ? zero : s->V + 6 * p, *rp = p < 0 ? zero : s->r + 3 * p;
