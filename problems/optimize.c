@@ -12,7 +12,7 @@
 
 #include "mbopt/gradient.h"
 #include "mbopt/optim.h"
-#include "mbopt/sensitivity.h"
+#include "mbopt/simulate.h"
 
 typedef struct bridge {
   mb_desc* desc;
@@ -102,8 +102,10 @@ static int evaluate(const double* x, int want_grad, double* f, double* df, doubl
     st = mb_gradient(d, m, b->method, 0, b->psi, b->grad, &info, &err);
     if (st == MB_OK) b->method = info.method;
   } else if (st == MB_OK) {
+    /* the value alone: a simulation, in whichever formulation the model was compiled for */
     mb_data* data = mb_data_create(m);
-    st = data ? mbd_forward(d, m, data, b->psi, NULL, &err) : MB_ERR_MEMORY;
+    st = data ? mb_simulate(m, data, NULL, NULL, &err) : MB_ERR_MEMORY;
+    if (st == MB_OK) memcpy(b->psi, data->psi, sizeof(double) * m->nfunctional);
     mb_data_free(data);
   }
   mb_model_free(m);

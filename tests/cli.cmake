@@ -270,3 +270,7 @@ mbopt_cli_test(simulate_joint_controller_refused 3 "controllers.0. .pid_x.: cont
   simulate problems/control/pendulum_pid.json --formulation joint)
 mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
   simulate problems/fivebar.json --formulation cartesian)
+# a gradient-free optimisation needs simulations alone: it runs in joint coordinates
+mbopt_cli_test(optimize_joint_gradient_free 0 "maxeval = 3 evaluations spent" 0
+  optimize problems/vehicle/step_descent.json --formulation joint --t-end 1 --algorithm bobyqa
+  --maxeval 3 --out ${PROJECT_BINARY_DIR}/optimize-joint-bobyqa)
