@@ -44,7 +44,7 @@ mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user
 }
 
 int mb_model_coordinate_count(const mb_model* m) {
-  return m->joint ? m->joint->tree->nz : m->nq;
+  return m->joint ? m->joint->nz : m->nq;
 }
 
 int mb_model_constraint_count(const mb_model* m) {

@@ -23,6 +23,9 @@ MODELS = [
     "tests/models/iftomm/a02_fourbar_2.json",
     "problems/vehicle/step_descent.json",
     "problems/vehicle/double_lane_change.json",
+    "problems/control/pendulum_pid.json",
+    "problems/control/governor_design.json",
+    "problems/control/slider_crank_codesign.json",
 ]
 RUNS = [("natural", []), ("joint RTdyn0", ["--formulation", "joint"])]
 

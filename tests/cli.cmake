@@ -266,7 +266,7 @@ mbopt_cli_test(simulate_joint_json 0 "\"formulation\":\"joint\",\"coordinates\":
   simulate problems/vehicle/step_descent.json --formulation joint --t-end 0.05 --json)
 mbopt_cli_test(gradient_joint_refused 3 "gradients in joint coordinates are not available yet" 1
   gradient problems/fivebar.json --formulation joint)
-mbopt_cli_test(simulate_joint_controller_refused 3 "controllers.0. .pid_x.: controllers are not available in joint coordinates" 1
+mbopt_cli_test(simulate_joint_controllers 0 "12 joint coordinates .RTdyn0., 1 constraints, 2 controllers with 6 state coordinates, 5 DOF.*cost = 256\\.97[0-9]*.*completed" 0
   simulate problems/control/pendulum_pid.json --formulation joint)
 mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
   simulate problems/fivebar.json --formulation cartesian)

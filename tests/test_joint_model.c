@@ -177,7 +177,6 @@ int main(void) {
   check_model(&tally, "problems/vehicle/step_descent.json");
   check_model(&tally, "tests/models/iftomm/a04_bricard.json");
   check_refused(&tally, "tests/models/ok/friction_planar.json", ".friction");
-  check_refused(&tally, "problems/control/pendulum_pid.json", "controllers[0]");
   check_refused(&tally, "tests/models/ok/reactions_planar.json", "outputs[");
   return mbt_finish(&tally);
 }

@@ -1,7 +1,8 @@
 /* Simulation in joint coordinates (core/joint/joint_ali3p.c) against the five-bar's published
    converged objectives (shared benchmarks: psi = [0.726877, 7.34229, 304.921]) and against the
-   natural formulation on the same models: both are second order, so their difference falls about
-   four times when the step halves, and RTdyn0 and RTdyn1 give the same motion to round-off. */
+   natural formulation on the same models, controllers included: both are second order, so their
+   difference falls about four times when the step halves, and RTdyn0 and RTdyn1 give the same
+   motion to round-off. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,10 @@ int main(void) {
   agree(&t, "problems/fivebar_springs.json", 0, 1e-4); /* at h = 0.01 */
   agree(&t, "tests/models/iftomm/a04_bricard.json", 2, 1e-5);
   agree(&t, "problems/vehicle/step_descent.json", 1.5, 1e-4);
+  /* controllers: their states are coordinates of the joint formulation too */
+  agree(&t, "problems/control/pendulum_pid.json", 0, 1e-5);
+  agree(&t, "problems/control/governor_design.json", 0, 2e-4);
+  agree(&t, "problems/control/slider_crank_codesign.json", 0, 1e-4);
   substeps(&t);
   return mbt_finish(&t);
 }

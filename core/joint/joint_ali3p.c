@@ -20,7 +20,7 @@ typedef struct joint_step {
 
 /* A (values on the full pattern) = the dense row-major D. */
 static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
-  const int n = jm->tree->nz;
+  const int n = jm->nz;
   for (int k = 0; k < n * n; k++) A[jm->entry[k]] = D[k];
 }
 
@@ -31,7 +31,7 @@ static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
 static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, const double* K,
                         double cs, const double* C, double* D) {
   const mb_tree* t = jm->tree;
-  const int nz = t->nz, nf = jm->nforce_coord;
+  const int nz = jm->nz, nf = jm->nforce_coord;
   double* XR = D + (size_t)nz * nz; /* (nf x nz) X R at the force coordinates */
   memset(XR, 0, (size_t)nf * nz * sizeof(double));
   for (int p = 0; p < jm->nforce_pair; p++) {
@@ -58,7 +58,7 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
 /* D += s Phi_z^T diag(w) Phi_z */
 static void add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
                      double* D) {
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   for (int i = 0; i < jm->ncon; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
     const double c = s * w[i];
@@ -77,7 +77,7 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   const joint_step* c = s->ctx;
   const mb_joint_model* jm = c->jm;
   mb_joint_data* jd = c->jd;
-  const int nz = jm->tree->nz, nc = jm->ncon;
+  const int nz = jm->nz, nc = jm->ncon;
   const double h = s->opt->step, gh = s->opt->gamma * h, bh2 = s->opt->beta * h * h;
   mb_joint_motion(jm, jd, 0);
   mb_joint_dynamics(jm, jd, tangent);
@@ -106,13 +106,13 @@ static void joint_solve(const mb_stepper* s, double* r) {
 
 static void joint_phi_mul(void* ctx, const double* x, double* y) {
   const joint_step* c = ctx;
-  const int nz = c->jm->tree->nz;
+  const int nz = c->jm->nz;
   for (int i = 0; i < c->jm->ncon; i++) y[i] += mbu_dot(nz, c->jd->phiz + (size_t)i * nz, x);
 }
 
 static void joint_phi_mul_t(void* ctx, const double* w, double* y) {
   const joint_step* c = ctx;
-  const int nz = c->jm->tree->nz;
+  const int nz = c->jm->nz;
   for (int i = 0; i < c->jm->ncon; i++)
     for (int j = 0; j < nz; j++) y[j] -= c->jd->phiz[(size_t)i * nz + j] * w[i];
 }
@@ -125,7 +125,7 @@ static void joint_projection_solve(void* ctx, double* b) {
 /* Factorises M + pen Phi_z^T S Phi_z, pen about 1e4 times the mass scale over the constraints'
    (as the natural formulation's mb_projection_penalty). */
 static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   double metric = 0, mass = 0, *D = jd->work + jm->ncon;
   for (int j = 0; j < nz; j++) {
     double col = 0;
@@ -151,16 +151,23 @@ static double project(const mb_joint_model* jm, mb_joint_data* jd, const double*
                       const double* rhs, double* mult) {
   joint_step c = {jm, jd};
   const mb_settings* o = &jm->aux->opt;
-  const mb_projection p = {
-      jm->tree->nz,      jm->ncon, jm->scale,     jd->proj_penalty, o->projection_iterations,
-      o->tol_projection, &c,       joint_phi_mul, joint_phi_mul_t,  joint_projection_solve};
+  const mb_projection p = {jm->nz,
+                           jm->ncon,
+                           jm->scale,
+                           jd->proj_penalty,
+                           o->projection_iterations,
+                           o->tol_projection,
+                           &c,
+                           joint_phi_mul,
+                           joint_phi_mul_t,
+                           joint_projection_solve};
   return mb_project_iterate(&p, b0, x, rhs, mult, jd->work);
 }
 
 /* b = M x */
 static void mass_mul(const mb_joint_model* jm, const mb_joint_data* jd, const double* x,
                      double* b) {
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   for (int j = 0; j < nz; j++) b[j] = mbu_dot(nz, jd->M + (size_t)j * nz, x);
 }
 
@@ -169,16 +176,17 @@ static void mass_mul(const mb_joint_model* jm, const mb_joint_data* jd, const do
 static void natural_accelerations(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_tree_accelerations(jm->tree, jd->z, jd->zd, jd->zdd, jd->st);
   mb_tree_natural_accelerations(jd->st, jm->aux, 0, NULL, jd->aux->qdd);
+  mb_joint_states_to_natural(jm, jd->zdd, jd->aux->qdd);
   jd->aux->t = jd->t;
 }
 
 /* The projections of zd and zdd at the positions the last Newton iteration evaluated (eqs. 10,
    11), then the natural model's state. */
 static mb_status project_state(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   double* b0 = jd->r;
   mb_joint_constraint_rates(jm, jd); /* Phi_t and the mass matrix at these positions */
-  mb_tree_mass(jm->tree, jd->st, jd->M, jd->work);
+  mb_joint_mass(jm, jd);
   mb_status st = factor_projection(jm, jd, err);
   if (st != MB_OK) return st;
   mass_mul(jm, jd, jd->zd, b0);
@@ -219,7 +227,7 @@ static mb_status step_to(const mb_joint_model* jm, mb_joint_data* jd, const mb_s
   const mb_stepper s = {.ops = &joint_ops,
                         .ctx = &c,
                         .opt = opt,
-                        .n = jm->tree->nz,
+                        .n = jm->nz,
                         .nc = jm->ncon,
                         .q = jd->z,
                         .qd = jd->zd,
@@ -254,7 +262,7 @@ static mb_status retry_step(void* ctx, mb_error* err) {
 
 /* The state at the step's start: z, zd, zdd, lambda. */
 static void start_copy(joint_step* c, int save) {
-  const int nz = c->jm->tree->nz, nc = c->jm->ncon;
+  const int nz = c->jm->nz, nc = c->jm->ncon;
   double* parts[4] = {c->jd->z, c->jd->zd, c->jd->zdd, c->jd->lambda};
   const int sizes[4] = {nz, nz, nz, nc};
   double* x = c->jd->start;
@@ -301,7 +309,7 @@ mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_erro
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
   mb_data* da = jd->aux;
-  const int nb = t->nbody, nz = t->nz;
+  const int nb = t->nbody, nz = jm->nz;
   mb_status st = mb_assemble(aux, da, err);
   if (st != MB_OK) return st;
   /* the bodies' poses and velocities in the assembled natural coordinates */
@@ -322,6 +330,10 @@ mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_erro
   }
   jd->t = 0;
   mb_tree_coordinates(t, pose, o, jd->z);
+  for (int k = 0; k < jm->nstate; k++) {
+    jd->z[t->nz + k] = da->q[jm->state_qadr[k]];
+    jd->zd[t->nz + k] = da->qd[jm->state_qadr[k]];
+  }
   mb_tree_positions(t, jd->z, jd->st);
   if ((st = mb_tree_rates(t, jd->z, jd->st, w, v, jd->zd)) != MB_OK)
     return mb_error_set(err, st, "initial assembly: joint rates: the least-squares solve failed");
@@ -333,6 +345,7 @@ mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_erro
   memcpy(jd->r, jd->Q, (size_t)nz * sizeof(double));
   project(jm, jd, jd->r, jd->zdd, jd->phidd_rhs, jd->lambda);
   mb_tree_natural_velocities(jd->st, aux, 0, NULL, da->qd);
+  mb_joint_states_to_natural(jm, jd->zd, da->qd);
   natural_accelerations(jm, jd);
   return MB_OK;
 }

@@ -18,6 +18,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   mb_tree_free(jm->tree);
   if (jm->owns_aux) mb_model_free_natural(jm->aux);
   free(jm->row);
+  free(jm->state_qadr);
   free(jm->scale);
   free(jm->norm_label);
   free(jm->entry);
@@ -101,7 +102,7 @@ static int needed_coordinates(mb_joint_model* jm) {
 
 /* The dense pattern of the nz x nz matrices and its factorisations. */
 static int dense_solvers(mb_joint_model* jm) {
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   mb_pairs pairs = {0};
   for (int i = 0; i < nz; i++)
     for (int j = 0; j < i; j++)
@@ -124,7 +125,7 @@ static int dense_solvers(mb_joint_model* jm) {
    only with the automatic penalty). */
 static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   const mb_tree* t = jm->tree;
-  const int nz = t->nz, nb = t->nbody;
+  const int nz = jm->nz, nb = t->nbody;
   mb_data* da = mb_data_create_natural(jm->aux);
   for (int i = 0; i < jm->ncon; i++) jm->scale[i] = 1;
   mb_joint_data* jd = da ? mb_joint_data_create(jm, da) : NULL;
@@ -139,7 +140,7 @@ static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   }
   mb_tree_coordinates(t, pose, pose + 9 * nb, jd->z);
   mb_joint_constraints(jm, jd);
-  mb_tree_mass(t, jd->st, jd->M, jd->work);
+  mb_joint_mass(jm, jd);
   const mb_settings* o = &jm->aux->opt;
   const double abh2 = o->penalty * o->beta * o->step * o->step, c_cap = 1e4, c_floor = 1e2;
   for (int i = 0; i < jm->ncon; i++) {
@@ -174,11 +175,6 @@ static mb_status unsupported(const mb_desc* d, mb_error* err) {
                           "available in joint coordinates yet; use \"formulation\": \"natural\"",
                           i, d->sensor[i].name);
   }
-  if (d->ncontroller > 0)
-    return mb_error_set(err, MB_ERR_MODEL,
-                        "controllers[0] (%s): controllers are not available in joint coordinates "
-                        "yet; use \"formulation\": \"natural\"",
-                        d->controller[0].name);
   return MB_OK;
 }
 
@@ -213,6 +209,27 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   }
   free(cut);
   jm->ncon = jm->nrow + jm->tree->nnorm;
+  /* the controllers' states: coordinates of their own, after the tree's */
+  jm->state_qadr = malloc(2 * ((size_t)aux->nq + 1) * sizeof(int));
+  if (!jm->state_qadr) {
+    mb_joint_model_free(jm);
+    return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
+  }
+  jm->state_mass = (double*)(void*)(jm->state_qadr + aux->nq + 1);
+  for (int e = 0; e < aux->nelem; e++)
+    for (int r = 0; aux->elem_kind[e] == MB_ELEM_STATE && r < aux->dim; r++)
+      jm->state_qadr[jm->nstate++] = aux->elem_qadr[e] + r;
+  for (int k = 0; k < jm->nstate; k++) {
+    double* unit = calloc((size_t)aux->nq + 1, sizeof(double));
+    if (!unit) {
+      mb_joint_model_free(jm);
+      return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
+    }
+    unit[jm->state_qadr[k]] = 1;
+    jm->state_mass[k] = mb_mass_form(aux, unit, unit);
+    free(unit);
+  }
+  jm->nz = jm->tree->nz + jm->nstate;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
   if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 || needed_coordinates(jm) != 0 ||
@@ -241,7 +258,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   mb_joint_data* jd = calloc(1, sizeof *jd);
   if (!jd) return NULL;
   const mb_tree* t = jm->tree;
-  const size_t nz = (size_t)t->nz, nc = (size_t)jm->ncon, nb = (size_t)t->nbody;
+  const size_t nz = (size_t)jm->nz, nc = (size_t)jm->ncon, nb = (size_t)t->nbody;
   const size_t nq = (size_t)jm->aux->nq, nnz = (size_t)jm->full->nnz;
   /* the largest of: composite inertias (36 nb); the natural accelerations (nq); the Newton
      residual's multipliers, dense matrix and force Jacobians (joint_ali3p.c) */
@@ -251,8 +268,10 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   if (nq > nwork) nwork = nq;
   jd->aux = aux;
   jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
-  jd->z = calloc(12 * nz + 8 * nc + nc * nz + nz * nq + nz * nz + 2 * nnz + 6 * nb + nwork + 1,
-                 sizeof(double));
+  const size_t nt = (size_t)t->nz;
+  jd->z = calloc(
+      12 * nz + 8 * nc + nc * nz + nz * nq + nz * nz + nt * nt + 2 * nnz + 6 * nb + nwork + 1,
+      sizeof(double));
   if (!jd->st || !jd->z || mb_factor_init(&jd->newton, &jm->lu) != 0 ||
       mb_factor_init(&jd->projection, &jm->cholesky) != 0) {
     mb_joint_data_free(jd);
@@ -267,6 +286,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   jd->phiz = p, p += nc * nz;
   jd->Rq = p, p += nz * nq;
   jd->M = p, p += nz * nz;
+  jd->Mt = p, p += nt * nt;
   jd->tangent = p, p += nnz;
   jd->proj = p, p += nnz;
   jd->W = p, p += 6 * nb;
@@ -299,7 +319,7 @@ static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const 
 /* out (nz) = the gradient of row i in the scatter row times dq/dz; the scatter row is cleared. */
 static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int i, double* out) {
   const mb_rows* rows = &jm->aux->structure->phiq;
-  const int nz = jm->tree->nz;
+  const int nz = jm->nz;
   double* g = jd->aux->scatter;
   memset(out, 0, (size_t)nz * sizeof(double));
   for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
@@ -313,12 +333,13 @@ static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int 
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
-  const int nz = t->nz;
+  const int nz = jm->nz;
   mb_tree_positions(t, jd->z, jd->st);
   mb_tree_natural_positions(jd->st, aux, jd->aux->q);
+  mb_joint_states_to_natural(jm, jd->z, jd->aux->q);
   jd->aux->t = jd->t;
   /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
-  mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, jd->Rq);
+  mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, nz, jd->Rq);
   for (int i = 0; i < jm->nrow; i++) {
     jd->phi[i] = row_eval(jm, jd, i, NULL, NULL);
     row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
@@ -336,8 +357,11 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
 void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all) {
   const mb_tree* t = jm->tree;
   mb_tree_velocities(t, jd->zd, jd->st);
-  mb_tree_natural_velocities(jd->st, jm->aux, jm->nneed_elem, all ? NULL : jm->need_elem,
+  /* controllers read outputs of any element: then all of them */
+  const int every = all || jm->aux->nctrl > 0;
+  mb_tree_natural_velocities(jd->st, jm->aux, jm->nneed_elem, every ? NULL : jm->need_elem,
                              jd->aux->qd);
+  mb_joint_states_to_natural(jm, jd->zd, jd->aux->qd);
   mb_tree_accelerations(t, jd->z, jd->zd, NULL, jd->st);
 }
 
@@ -368,5 +392,19 @@ void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobian
   mb_tree_natural_wrenches(jd->st, jm->aux, jd->aux->force, jd->W);
   mb_tree_inertial_wrenches(t, jd->st, jd->W);
   mb_tree_project(t, jd->st, jd->W, jd->Q, jd->work);
-  mb_tree_mass(t, jd->st, jd->M, jd->work);
+  for (int k = 0; k < jm->nstate; k++) jd->Q[t->nz + k] = jd->aux->force[jm->state_qadr[k]];
+  mb_joint_mass(jm, jd);
+}
+
+void mb_joint_mass(const mb_joint_model* jm, mb_joint_data* jd) {
+  const int nt = jm->tree->nz, nz = jm->nz;
+  mb_tree_mass(jm->tree, jd->st, jd->Mt, jd->work);
+  memset(jd->M, 0, (size_t)nz * nz * sizeof(double));
+  for (int i = 0; i < nt; i++)
+    memcpy(jd->M + (size_t)i * nz, jd->Mt + (size_t)i * nt, nt * sizeof(double));
+  for (int k = 0; k < jm->nstate; k++) jd->M[(size_t)(nt + k) * nz + nt + k] = jm->state_mass[k];
+}
+
+void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, double* y) {
+  for (int k = 0; k < jm->nstate; k++) y[jm->state_qadr[k]] = x[jm->tree->nz + k];
 }

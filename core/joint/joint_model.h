@@ -15,14 +15,18 @@
 
 typedef struct mb_joint_model {
   mb_tree* tree;
-  mb_model* aux; /* the exploded natural model */
-  int owns_aux;  /* 1: freed with this model; 0 when aux owns it (mb_model.joint) */
-  int ref;       /* mb_reference */
-  int nrow;      /* rows of aux imposed as constraints */
-  int* row;      /* (nrow) their indices in aux */
-  int ncon;      /* constraints Phi(z): the rows, then the normalisations */
-  double* scale; /* (ncon) penalty scales, as the natural model's (compile.c) at the initial
-                    poses */
+  mb_model* aux;      /* the exploded natural model */
+  int owns_aux;       /* 1: freed with this model; 0 when aux owns it (mb_model.joint) */
+  int ref;            /* mb_reference */
+  int nrow;           /* rows of aux imposed as constraints */
+  int* row;           /* (nrow) their indices in aux */
+  int ncon;           /* constraints Phi(z): the rows, then the normalisations */
+  int nz;             /* coordinates z: the tree's, then the controllers' state coordinates */
+  int nstate;         /* the controllers' state coordinates, natural coordinates of their own */
+  int* state_qadr;    /* (nstate) the natural coordinate of each */
+  double* state_mass; /* (nstate) its mass in the natural model (controllers.c: unit) */
+  double* scale;      /* (ncon) penalty scales, as the natural model's (compile.c) at the initial
+                         poses */
   char (*norm_label)[MB_LABEL_LEN]; /* (nnorm) names of the normalisation rows */
   mb_pattern* full;                 /* the dense nz x nz pattern of the Newton and projection
                                        matrices */
@@ -65,6 +69,7 @@ typedef struct mb_joint_data {
   double* phidd_rhs; /* (ncon) d2Phi/dt2 at zdd = 0: d2Phi/dt2 = Phi_z zdd + phidd_rhs */
   double* Rq;        /* (aux nq x nz, row-major) dq/dz at the coordinates the integrator reads */
   double* M;         /* (nz x nz, row-major) the accumulated mass matrix R^T M R */
+  double* Mt;        /* (tree nz x tree nz) its tree block, as mb_tree_mass forms it */
   double* Q;         /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
   double *tangent, *proj; /* (nz x nz) on the full pattern: Newton and projection matrices */
   mb_factor newton, projection;
@@ -95,6 +100,13 @@ void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd);
    (eq. 8), the forces being the natural model's at its positions and velocities; with jacobians,
    also their K = -dQ/dq and C = -dQ/dqd in the natural model's workspace (stiff, damp). */
 void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobians);
+
+/* M at the poses of the last mb_joint_constraints: the tree's, and the states' masses. */
+void mb_joint_mass(const mb_joint_model* jm, mb_joint_data* jd);
+
+/* The natural model's controller states from z, zd or zdd (x: the joint vector, y: the natural
+   one). */
+void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, double* y);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
 

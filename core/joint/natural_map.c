@@ -101,8 +101,8 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
 }
 
 void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb_model* aux, int n,
-                              const int* elems, double* R) {
-  const int dim = aux->dim, nz = t->nz;
+                              const int* elems, int ld, double* R) {
+  const int dim = aux->dim;
   for (int i = 0; i < n; i++) {
     const int e = elems[i], b = aux->elem_body[e], a = aux->elem_qadr[e];
     const int point = aux->elem_kind[e] == MB_ELEM_POINT;
@@ -115,7 +115,7 @@ void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb
       double arm[3], v[3];
       for (int c = 0; c < 3; c++) arm[c] = point ? x[c] - s->r[3 * j + c] : x[c];
       mbu_cross3(col + 3, arm, v);
-      for (int c = 0; c < dim; c++) R[(size_t)(a + c) * nz + k] = v[c] + (point ? col[c] : 0);
+      for (int c = 0; c < dim; c++) R[(size_t)(a + c) * ld + k] = v[c] + (point ? col[c] : 0);
     }
   }
 }

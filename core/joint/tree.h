@@ -148,7 +148,7 @@ void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, 
    nz), the rows of those elements' coordinates only, and in them the columns of the joints on their
    body's path from the ground (the others stay as they are: zero once cleared). */
 void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb_model* aux, int n,
-                              const int* elems, double* R);
+                              const int* elems, int ld, double* R);
 
 /* W (nbody x 6) += the body wrenches of generalised forces Q (aux->nq) on aux's coordinates at
    the poses of s, so that mb_tree_project(W) = (dq/dz)^T Q. */
