@@ -56,3 +56,7 @@ const char* mb_model_coordinate_name(const mb_model* m) {
   return m->joint->ref == MB_REFERENCE_GLOBAL_ORIGIN ? "joint coordinates (RTdyn1)"
                                                      : "joint coordinates (RTdyn0)";
 }
+
+int mb_model_gradients_available(const mb_model* m) {
+  return !m->joint;
+}

@@ -236,8 +236,10 @@ mb_status cli_functionals(const mb_desc* d, const mb_model* m, int method, doubl
   if (grad) {
     st = mb_gradient(d, m, (mb_method)method, 0, psi, grad, info, &err);
   } else {
+    /* the values alone: a simulation, in whichever formulation the model was compiled for */
     mb_data* data = mb_data_create(m);
-    st = data ? mbd_forward(d, m, data, psi, NULL, &err) : MB_ERR_MEMORY;
+    st = data ? mb_simulate(m, data, NULL, NULL, &err) : MB_ERR_MEMORY;
+    if (st == MB_OK) memcpy(psi, data->psi, sizeof(double) * m->nfunctional);
     mb_data_free(data);
   }
   if (st != MB_OK) cli_error("%s", err.message[0] ? err.message : mb_status_str(st));

@@ -306,6 +306,10 @@ const char* mb_model_linear_solver(const mb_model* m);
 int mb_model_coordinate_count(const mb_model* m);
 int mb_model_constraint_count(const mb_model* m);
 
+/* 1 when gradients (the forward and adjoint sensitivities) are available for m: in natural
+   coordinates; 0 in joint coordinates, which simulate only so far. */
+int mb_model_gradients_available(const mb_model* m);
+
 /* What those coordinates are, for messages: "coordinates" (natural), or "joint coordinates
    (RTdyn0)" / "joint coordinates (RTdyn1)". */
 const char* mb_model_coordinate_name(const mb_model* m);
