@@ -19,6 +19,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   if (jm->owns_aux) mb_model_free_natural(jm->aux);
   free(jm->row);
   free(jm->state_qadr);
+  free(jm->state_mass);
   free(jm->scale);
   free(jm->norm_label);
   free(jm->entry);
@@ -210,12 +211,12 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   free(cut);
   jm->ncon = jm->nrow + jm->tree->nnorm;
   /* the controllers' states: coordinates of their own, after the tree's */
-  jm->state_qadr = malloc(2 * ((size_t)aux->nq + 1) * sizeof(int));
-  if (!jm->state_qadr) {
+  jm->state_qadr = malloc(((size_t)aux->nq + 1) * sizeof(int));
+  jm->state_mass = malloc(((size_t)aux->nq + 1) * sizeof(double));
+  if (!jm->state_qadr || !jm->state_mass) {
     mb_joint_model_free(jm);
     return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   }
-  jm->state_mass = (double*)(void*)(jm->state_qadr + aux->nq + 1);
   for (int e = 0; e < aux->nelem; e++)
     for (int r = 0; aux->elem_kind[e] == MB_ELEM_STATE && r < aux->dim; r++)
       jm->state_qadr[jm->nstate++] = aux->elem_qadr[e] + r;
