@@ -19,15 +19,11 @@ typedef struct natural_step {
   mb_data* d;
 } natural_step;
 
-/* Penalty of the projections (times m->con_scale per constraint). Their converged result, the
-   exact mass-orthogonal projection, does not depend on it; a penalty of about 1e4 times the mass
-   scale (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
-   factorisation accurate and still converges in a few iterations. */
+/* Penalty of the projections (times m->con_scale per constraint), mbu_projection_penalty of the
+   model's mass and constraints. */
 double mb_projection_penalty(const mb_model* m, mb_data* d) {
-  const double metric = mb_constraints_metric(m, d->phiq, d->work);
-  const double auto_penalty =
-      metric > 0 ? 1e4 * m->structure->mass_diag_max / metric : m->opt.penalty;
-  return fmin(m->opt.penalty, auto_penalty);
+  return mbu_projection_penalty(m->opt.penalty, m->structure->mass_diag_max,
+                                mb_constraints_metric(m, d->phiq, d->work));
 }
 
 /* out = M + penalty Phi_q^T S Phi_q on the system pattern: from the Gram product `gram` when it is
@@ -186,49 +182,46 @@ static const char* natural_label(const mb_stepper* s, int i) {
 static const mb_stepper_ops natural_ops = {natural_positions, natural_residual, natural_solve,
                                            natural_project, natural_label};
 
+/* The natural formulation's stepper over m and d (c its context, filled). */
+static mb_stepper natural_stepper(const mb_model* m, mb_data* d, natural_step* c) {
+  *c = (natural_step){m, d};
+  return (mb_stepper){.ops = &natural_ops,
+                      .ctx = c,
+                      .opt = &m->opt,
+                      .n = m->nq,
+                      .nc = m->ncon,
+                      .q = d->q,
+                      .qd = d->qd,
+                      .qdd = d->qdd,
+                      .qd_star = d->qd_star,
+                      .qdd_star = d->qdd_star,
+                      .qhat_v = d->qhat_v,
+                      .qhat_a = d->qhat_a,
+                      .lambda = d->lambda,
+                      .phi = d->phi,
+                      .scale = m->con_scale,
+                      .r = d->work + 2 * m->nq,
+                      .t = &d->t,
+                      .report = &d->report,
+                      .penalty_remedy = mb_model_penalty_remedy(m),
+                      .lock_hint = mb_friction_lock_hint(m)};
+}
+
 /* One step of m->opt.step from d->t to t_new. */
 static mb_status ali3p_step(const mb_model* m, mb_data* d, double t_new, mb_error* err) {
-  natural_step c = {m, d};
-  const mb_stepper s = {.ops = &natural_ops,
-                        .ctx = &c,
-                        .opt = &m->opt,
-                        .n = m->nq,
-                        .nc = m->ncon,
-                        .q = d->q,
-                        .qd = d->qd,
-                        .qdd = d->qdd,
-                        .qd_star = d->qd_star,
-                        .qdd_star = d->qdd_star,
-                        .qhat_v = d->qhat_v,
-                        .qhat_a = d->qhat_a,
-                        .lambda = d->lambda,
-                        .phi = d->phi,
-                        .scale = m->con_scale,
-                        .r = d->work + 2 * m->nq,
-                        .t = &d->t,
-                        .report = &d->report,
-                        .penalty_remedy = mb_model_penalty_remedy(m),
-                        .lock_hint = mb_friction_lock_hint(m)};
+  natural_step c;
+  const mb_stepper s = natural_stepper(m, d, &c);
   return mb_ali3p_step(&s, t_new, err);
 }
 
 mb_status mb_step(const mb_model* m, mb_data* d, mb_error* err) {
-  if (m->opt.interrupt && *m->opt.interrupt)
-    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", d->t);
-  /* the time counted, not accumulated, so that t_end is hit exactly */
-  mb_status st = ali3p_step(m, d, (d->report.steps + 1) * m->opt.step, err);
-  if (st == MB_OK) d->report.steps++;
-  return st;
+  natural_step c;
+  const mb_stepper s = natural_stepper(m, d, &c);
+  return mb_ali3p_full_step(&s, err);
 }
 
 static void state_copy(const mb_model* m, mb_data* d, double* x, int save) {
-  double* parts[4] = {d->q, d->qd, d->qdd, d->lambda};
-  const int sizes[4] = {m->nq, m->nq, m->nq, m->ncon};
-  for (int k = 0; k < 4; x += sizes[k], k++)
-    if (save)
-      memcpy(x, parts[k], sizeof(double) * sizes[k]);
-    else
-      memcpy(parts[k], x, sizeof(double) * sizes[k]);
+  mb_state_copy(d->q, d->qd, d->qdd, m->nq, d->lambda, m->ncon, x, save);
 }
 
 int mb_step_start_init(const mb_model* m, mb_step_start* start) {
@@ -251,8 +244,7 @@ void mb_step_start_save(const mb_model* m, mb_data* d, mb_step_start* start) {
 
 mb_model mb_substep_model(const mb_model* m, int n) {
   mb_model sub = *m; /* settings by value, the arrays shared and only read */
-  sub.opt.step = m->opt.step / n;
-  sub.opt.penalty = m->opt.penalty * n * n;
+  sub.opt = mb_substep_settings(&m->opt, n);
   return sub;
 }
 

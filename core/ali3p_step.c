@@ -238,3 +238,29 @@ mb_status mb_step_retrying(const mb_retry* r, int* count, mb_error* err) {
   snprintf(err->message + len, sizeof err->message - len, " (also on %d sub-steps)", n / 2);
   return st;
 }
+
+mb_settings mb_substep_settings(const mb_settings* opt, int n) {
+  mb_settings sub = *opt;
+  sub.step = opt->step / n;
+  sub.penalty = opt->penalty * n * n;
+  return sub;
+}
+
+void mb_state_copy(double* q, double* qd, double* qdd, int n, double* lambda, int nc, double* x,
+                   int save) {
+  double* parts[4] = {q, qd, qdd, lambda};
+  const int sizes[4] = {n, n, n, nc};
+  for (int k = 0; k < 4; x += sizes[k], k++)
+    if (save)
+      memcpy(x, parts[k], sizeof(double) * sizes[k]);
+    else
+      memcpy(parts[k], x, sizeof(double) * sizes[k]);
+}
+
+mb_status mb_ali3p_full_step(const mb_stepper* s, mb_error* err) {
+  if (s->opt->interrupt && *s->opt->interrupt)
+    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", *s->t);
+  const mb_status st = mb_ali3p_step(s, (s->report->steps + 1) * s->opt->step, err);
+  if (st == MB_OK) s->report->steps++;
+  return st;
+}

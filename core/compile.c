@@ -1175,7 +1175,6 @@ static mb_status constraint_scales(mb_model* m) {
     if (m->mass_block[2 * k] == m->mass_block[2 * k + 1])
       for (int r = 0; r < m->dim; r++)
         mdiag[m->mass_block[2 * k] * m->dim + r] += m->mass[9 * k + 4 * r];
-  const double c_cap = 1e4, c_floor = 1e2;
   const double abh2 = m->opt.penalty * m->opt.beta * m->opt.step * m->opt.step;
   double c_min = INFINITY;
   for (int i = 0; i < m->ncon; i++) {
@@ -1186,14 +1185,13 @@ static mb_status constraint_scales(mb_model* m) {
     for (int j = 0; j < nq; j++)
       if (mdiag[j] > 0) mu += row[j] * row[j] / mdiag[j];
     const double c = abh2 * mu;
-    m->con_scale[i] = c > c_cap                                     ? c_cap / c
-                      : m->opt.penalty_auto && c > 0 && c < c_floor ? c_floor / c
-                                                                    : 1;
+    m->con_scale[i] = mb_penalty_scale(c, m->opt.penalty_auto);
     if (c > 0) c_min = fmin(c_min, c);
   }
   if (isfinite(c_min)) {
     /* rounded up to two digits, as the messages print it */
-    const double at_cap = m->opt.penalty * c_cap / c_min, unit = pow(10, floor(log10(at_cap)) - 1);
+    const double at_cap = m->opt.penalty * MB_PENALTY_C_CAP / c_min,
+                 unit = pow(10, floor(log10(at_cap)) - 1);
     m->penalty_at_cap = ceil(at_cap / unit) * unit;
   }
   free(q0), free(row), free(mdiag);

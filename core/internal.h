@@ -2,6 +2,8 @@
 #ifndef MBOPT_INTERNAL_H
 #define MBOPT_INTERNAL_H
 
+#include <math.h>
+
 #include "mbopt/model.h"
 #include "mbopt/simulate.h"
 #include "structure.h"
@@ -404,6 +406,25 @@ void mb_functionals_accumulate(const mb_model* m, const mb_data* d, long n, long
 /* integrator (ali3p.c): projects d->qd and d->qdd onto the velocity and acceleration constraint
    manifolds at d->q (seed 001, eqs. 6, 7), updating the violation statistics. */
 mb_status mb_project_state(const mb_model* m, mb_data* d, mb_error* err);
+
+/* The penalty scale of a constraint whose c = alpha beta h^2 times the inverse mass it moves
+   (compile.c): c above MB_PENALTY_C_CAP is lowered to it; with the automatic penalty, a positive
+   c below MB_PENALTY_C_FLOOR is raised to that. */
+#define MB_PENALTY_C_CAP 1e4
+#define MB_PENALTY_C_FLOOR 1e2
+static inline double mb_penalty_scale(double c, int penalty_auto) {
+  return c > MB_PENALTY_C_CAP                              ? MB_PENALTY_C_CAP / c
+         : penalty_auto && c > 0 && c < MB_PENALTY_C_FLOOR ? MB_PENALTY_C_FLOOR / c
+                                                           : 1;
+}
+
+/* The penalty of the projections: their converged result, the exact mass-orthogonal projection,
+   does not depend on it; about 1e4 times the mass scale over the constraints' largest column
+   metric (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
+   factorisation accurate and still converges in a few iterations; at most the model's penalty. */
+static inline double mbu_projection_penalty(double penalty, double mass, double metric) {
+  return fmin(penalty, metric > 0 ? 1e4 * mass / metric : penalty);
+}
 
 /* Penalty used by the projections and the initial accelerations (well scaled to M), at the
    constraints evaluated in d. */

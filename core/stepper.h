@@ -64,6 +64,20 @@ typedef struct mb_projection {
 double mb_project_iterate(const mb_projection* p, const double* b0, double* x, const double* rhs,
                           double* mult, double* work);
 
+/* The settings of a step's n sub-steps: h / n with the penalty raised n^2 times, which keeps
+   every constraint's alpha beta h^2 scale as compiled. */
+mb_settings mb_substep_settings(const mb_settings* opt, int n);
+
+/* The state at a step's start, saved into x (3 n + nc) or restored from it: q, qd, qdd (n each)
+   and lambda (nc). */
+void mb_state_copy(double* q, double* qd, double* qdd, int n, double* lambda, int nc, double* x,
+                   int save);
+
+/* One full step: mb_ali3p_step to the next step of the grid, the time counted, not accumulated,
+   so that t_end is hit exactly, and counted in s->report->steps; MB_INTERRUPTED once
+   s->opt->interrupt is set. */
+mb_status mb_ali3p_full_step(const mb_stepper* s, mb_error* err);
+
 /* One step from *s->t to t_new; MB_NEWTON_FAILED (recoverable: a smaller step may pass) or
    another error with the message, which names the time, what did not converge and what helps. */
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err);

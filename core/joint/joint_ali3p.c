@@ -122,8 +122,8 @@ static void joint_projection_solve(void* ctx, double* b) {
   mb_factor_solve(&c->jd->projection, 0, 1, b);
 }
 
-/* Factorises M + pen Phi_z^T S Phi_z, pen about 1e4 times the mass scale over the constraints'
-   (as the natural formulation's mb_projection_penalty). */
+/* Factorises M + pen Phi_z^T S Phi_z, pen by the natural formulation's rule
+   (mbu_projection_penalty). */
 static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->nz;
   double metric = 0, mass = 0, *D = jd->work + jm->ncon;
@@ -133,8 +133,7 @@ static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, 
       col += jm->scale[i] * jd->phiz[(size_t)i * nz + j] * jd->phiz[(size_t)i * nz + j];
     metric = fmax(metric, col), mass = fmax(mass, jd->M[(size_t)j * nz + j]);
   }
-  const double penalty = jm->aux->opt.penalty;
-  jd->proj_penalty = metric > 0 ? fmin(penalty, 1e4 * mass / metric) : penalty;
+  jd->proj_penalty = mbu_projection_penalty(jm->aux->opt.penalty, mass, metric);
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
   add_gram(jm, jd, jm->scale, jd->proj_penalty, D);
   to_pattern(jm, D, jd->proj);
@@ -185,7 +184,7 @@ static void natural_accelerations(const mb_joint_model* jm, mb_joint_data* jd) {
 static mb_status project_state(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->nz;
   double* b0 = jd->r;
-  mb_joint_constraint_rates(jm, jd); /* Phi_t and the mass matrix at these positions */
+  mb_joint_constraint_time(jm, jd);
   mb_joint_mass(jm, jd);
   mb_status st = factor_projection(jm, jd, err);
   if (st != MB_OK) return st;
@@ -220,54 +219,44 @@ static const char* joint_label(const mb_stepper* s, int i) {
 static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_solve,
                                          joint_project, joint_label};
 
-/* One step to t_new with the settings opt: the model's, or a sub-step's. */
-static mb_status step_to(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
-                         double t_new, mb_error* err) {
-  joint_step c = {jm, jd};
-  const mb_stepper s = {.ops = &joint_ops,
-                        .ctx = &c,
-                        .opt = opt,
-                        .n = jm->nz,
-                        .nc = jm->ncon,
-                        .q = jd->z,
-                        .qd = jd->zd,
-                        .qdd = jd->zdd,
-                        .qd_star = jd->zd_star,
-                        .qdd_star = jd->zdd_star,
-                        .qhat_v = jd->zhat_v,
-                        .qhat_a = jd->zhat_a,
-                        .lambda = jd->lambda,
-                        .phi = jd->phi,
-                        .scale = jm->scale,
-                        .r = jd->r,
-                        .t = &jd->t,
-                        .report = &jd->aux->report,
-                        .penalty_remedy = 0,
-                        .lock_hint = ""};
-  return mb_ali3p_step(&s, t_new, err);
+/* The joint formulation's stepper with the settings opt, the model's or a sub-step's (c its
+   context, filled). */
+static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
+                                joint_step* c) {
+  *c = (joint_step){jm, jd};
+  return (mb_stepper){.ops = &joint_ops,
+                      .ctx = c,
+                      .opt = opt,
+                      .n = jm->nz,
+                      .nc = jm->ncon,
+                      .q = jd->z,
+                      .qd = jd->zd,
+                      .qdd = jd->zdd,
+                      .qd_star = jd->zd_star,
+                      .qdd_star = jd->zdd_star,
+                      .qhat_v = jd->zhat_v,
+                      .qhat_a = jd->zhat_a,
+                      .lambda = jd->lambda,
+                      .phi = jd->phi,
+                      .scale = jm->scale,
+                      .r = jd->r,
+                      .t = &jd->t,
+                      .report = &jd->aux->report,
+                      .penalty_remedy = 0,
+                      .lock_hint = ""};
 }
 
 /* the joint formulation's retry on sub-steps (stepper.h) */
 static mb_status retry_step(void* ctx, mb_error* err) {
-  joint_step* c = ctx;
-  const mb_settings* opt = &c->jm->aux->opt;
-  mb_report* rep = &c->jd->aux->report;
-  if (opt->interrupt && *opt->interrupt)
-    return mb_error_set(err, MB_INTERRUPTED, "interrupted at t = %g", c->jd->t);
-  /* the time counted, not accumulated, so that t_end is hit exactly */
-  const mb_status st = step_to(c->jm, c->jd, opt, (rep->steps + 1) * opt->step, err);
-  if (st == MB_OK) rep->steps++;
-  return st;
+  joint_step *c = ctx, s_ctx;
+  const mb_stepper s = joint_stepper(c->jm, c->jd, &c->jm->aux->opt, &s_ctx);
+  return mb_ali3p_full_step(&s, err);
 }
 
 /* The state at the step's start: z, zd, zdd, lambda. */
 static void start_copy(joint_step* c, int save) {
-  const int nz = c->jm->nz, nc = c->jm->ncon;
-  double* parts[4] = {c->jd->z, c->jd->zd, c->jd->zdd, c->jd->lambda};
-  const int sizes[4] = {nz, nz, nz, nc};
-  double* x = c->jd->start;
-  for (int k = 0; k < 4; x += sizes[k], k++)
-    memcpy(save ? x : parts[k], save ? parts[k] : x, sizeof(double) * sizes[k]);
+  mb_joint_data* jd = c->jd;
+  mb_state_copy(jd->z, jd->zd, jd->zdd, c->jm->nz, jd->lambda, c->jm->ncon, jd->start, save);
 }
 
 static void retry_save(void* ctx) {
@@ -282,18 +271,17 @@ static void retry_restore(void* ctx) {
   start_copy(c, 0);
 }
 
-/* The step from its start on n sub-steps of h / n, the penalty raised n^2 times so that every
-   constraint's alpha beta h^2 scale stays as compiled. */
+/* The step from its start on n sub-steps (mb_substep_settings). */
 static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
-  joint_step* c = ctx;
+  joint_step *c = ctx, s_ctx;
   mb_joint_data* jd = c->jd;
-  mb_settings sub = c->jm->aux->opt;
-  sub.step /= n, sub.penalty *= (double)n * n;
+  const mb_settings sub = mb_substep_settings(&c->jm->aux->opt, n);
+  const mb_stepper s = joint_stepper(c->jm, jd, &sub, &s_ctx);
   const double t0 = jd->start_t, t_next = (jd->start_steps + 1) * c->jm->aux->opt.step;
   retry_restore(c);
   mb_status st = MB_OK;
   for (int j = 1; j <= n && st == MB_OK; j++)
-    st = step_to(c->jm, jd, &sub, t0 + (t_next - t0) * j / n, err);
+    st = mb_ali3p_step(&s, t0 + (t_next - t0) * j / n, err);
   if (st == MB_OK) jd->aux->report.steps = jd->start_steps + 1;
   return st;
 }

@@ -122,8 +122,7 @@ static int dense_solvers(mb_joint_model* jm) {
 }
 
 /* The penalty scales of the constraints at the initial poses, by the natural model's rule
-   (compile.c): c_i = alpha beta h^2 sum_j Phi_z,ij^2 / M_jj kept within [1e2, 1e4] (the floor
-   only with the automatic penalty). */
+   (mb_penalty_scale) on c_i = alpha beta h^2 sum_j Phi_z,ij^2 / M_jj. */
 static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   const mb_tree* t = jm->tree;
   const int nz = jm->nz, nb = t->nbody;
@@ -143,17 +142,14 @@ static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   mb_joint_constraints(jm, jd);
   mb_joint_mass(jm, jd);
   const mb_settings* o = &jm->aux->opt;
-  const double abh2 = o->penalty * o->beta * o->step * o->step, c_cap = 1e4, c_floor = 1e2;
+  const double abh2 = o->penalty * o->beta * o->step * o->step;
   for (int i = 0; i < jm->ncon; i++) {
     double mu = 0;
     for (int j = 0; j < nz; j++) {
       const double mjj = jd->M[(size_t)j * nz + j], a = jd->phiz[(size_t)i * nz + j];
       if (mjj > 0) mu += a * a / mjj;
     }
-    const double c = abh2 * mu;
-    jm->scale[i] = c > c_cap                                 ? c_cap / c
-                   : o->penalty_auto && c > 0 && c < c_floor ? c_floor / c
-                                                             : 1;
+    jm->scale[i] = mb_penalty_scale(abh2 * mu, o->penalty_auto);
   }
   mb_joint_data_free(jd), mb_data_free_natural(da), free(pose);
   return MB_OK;
@@ -213,7 +209,9 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   /* the controllers' states: coordinates of their own, after the tree's */
   jm->state_qadr = malloc(((size_t)aux->nq + 1) * sizeof(int));
   jm->state_mass = malloc(((size_t)aux->nq + 1) * sizeof(double));
-  if (!jm->state_qadr || !jm->state_mass) {
+  double* unit = calloc((size_t)aux->nq + 1, sizeof(double));
+  if (!jm->state_qadr || !jm->state_mass || !unit) {
+    free(unit);
     mb_joint_model_free(jm);
     return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   }
@@ -221,15 +219,11 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
     for (int r = 0; aux->elem_kind[e] == MB_ELEM_STATE && r < aux->dim; r++)
       jm->state_qadr[jm->nstate++] = aux->elem_qadr[e] + r;
   for (int k = 0; k < jm->nstate; k++) {
-    double* unit = calloc((size_t)aux->nq + 1, sizeof(double));
-    if (!unit) {
-      mb_joint_model_free(jm);
-      return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
-    }
     unit[jm->state_qadr[k]] = 1;
     jm->state_mass[k] = mb_mass_form(aux, unit, unit);
-    free(unit);
+    unit[jm->state_qadr[k]] = 0;
   }
+  free(unit);
   jm->nz = jm->tree->nz + jm->nstate;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
@@ -296,15 +290,16 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   return jd;
 }
 
-/* Row i of the imposed natural rows at the natural state of jd: its value, its gradient into
-   the natural workspace's scatter row (nq, zero on entry; the caller clears it) and, with qd, its
-   time terms rate[0] = Phi_t and rate[1] = the acceleration remainder at qd. */
-static double row_eval(const mb_joint_model* jm, mb_joint_data* jd, int i, const double* qd,
-                       double* rate) {
+/* Row i of the imposed natural rows at the natural state of jd: its value, with gradient its
+   gradient into the natural workspace's scatter row (nq, zero on entry; the caller clears it)
+   and, with qd, its time terms rate[0] = Phi_t and rate[1] = the acceleration remainder at qd. */
+static double row_eval(const mb_joint_model* jm, mb_joint_data* jd, int i, int gradient,
+                       const double* qd, double* rate) {
   const mb_model* aux = jm->aux;
   const int r = jm->row[i];
   return mb_con_eval(aux, aux->con_kind[r], aux->con_lvec + 4 * r, aux->con_value[r],
-                     aux->con_func[r], jd->t, jd->aux->q, qd, jd->aux->scatter, rate);
+                     aux->con_func[r], jd->t, jd->aux->q, qd, gradient ? jd->aux->scatter : NULL,
+                     rate);
 }
 
 /* x . the gradient of row i in the scatter row, which is cleared. */
@@ -342,7 +337,7 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
   /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
   mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, nz, jd->Rq);
   for (int i = 0; i < jm->nrow; i++) {
-    jd->phi[i] = row_eval(jm, jd, i, NULL, NULL);
+    jd->phi[i] = row_eval(jm, jd, i, 1, NULL, NULL);
     row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
   }
   /* normalisations e . e - 1 */
@@ -374,7 +369,7 @@ void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_tree_natural_accelerations(jd->st, jm->aux, jm->nneed_elem, jm->need_elem, bias);
   for (int i = 0; i < jm->nrow; i++) {
     double rate[2];
-    row_eval(jm, jd, i, jd->aux->qd, rate);
+    row_eval(jm, jd, i, 1, jd->aux->qd, rate);
     jd->phit[i] = rate[0];
     jd->phidd_rhs[i] = row_dot(jm, jd, i, bias) + rate[1];
   }
@@ -384,6 +379,15 @@ void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
     jd->phidd_rhs[jm->nrow + n] =
         2 * (ed[0] * ed[0] + ed[1] * ed[1] + ed[2] * ed[2] + ed[3] * ed[3]);
   }
+}
+
+void mb_joint_constraint_time(const mb_joint_model* jm, mb_joint_data* jd) {
+  for (int i = 0; i < jm->nrow; i++) {
+    double rate[2];
+    row_eval(jm, jd, i, 0, jd->aux->qd, rate);
+    jd->phit[i] = rate[0];
+  }
+  for (int n = 0; n < jm->tree->nnorm; n++) jd->phit[jm->nrow + n] = 0;
 }
 
 void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobians) {

@@ -96,6 +96,9 @@ void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all);
    remainder phidd_rhs (with the natural accelerations of zdd = 0). */
 void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd);
 
+/* After mb_joint_constraints: Phi_t alone (it does not depend on the velocities). */
+void mb_joint_constraint_time(const mb_joint_model* jm, mb_joint_data* jd);
+
 /* After mb_joint_motion: M and Q of the equations of motion M zdd + Phi_z^T lambda = Q
    (eq. 8), the forces being the natural model's at its positions and velocities; with jacobians,
    also their K = -dQ/dq and C = -dQ/dqd in the natural model's workspace (stiff, damp). */
