@@ -321,21 +321,19 @@ static void check_tree(mbt_tally* tally, const mb_desc* d, const mb_tree* t, con
     for (int i = 0; i < nz * nz; i++)
       e_same = fmax(e_same, fabs(M[i] - M1[i])), s_same = fmax(s_same, fabs(M[i]));
   }
-  char what[256];
-  snprintf(what, sizeof what, "%s: twists against differences of poses", name);
-  mbt_check(tally, e_vel <= 1e-7 * fmax(1, s_vel), what, e_vel / fmax(1, s_vel), 1e-7);
-  snprintf(what, sizeof what, "%s: twist rates against differences of twists", name);
-  mbt_check(tally, e_acc <= 1e-7 * fmax(1, s_acc), what, e_acc / fmax(1, s_acc), 1e-7);
-  snprintf(what, sizeof what, "%s: 1/2 zd^T M zd is the kinetic energy", name);
-  mbt_check(tally, e_ke <= 1e-8 * fmax(1, s_ke), what, e_ke / fmax(1, s_ke), 1e-8);
-  snprintf(what, sizeof what, "%s: RTdyn0 and RTdyn1 mass matrices agree", name);
-  mbt_check(tally, e_same <= 1e-12 * fmax(1, s_same), what, e_same / fmax(1, s_same), 1e-12);
-  snprintf(what, sizeof what, "%s: M zdd - Q has the Newton-Euler virtual power", name);
-  mbt_check(tally, e_dyn <= 1e-7 * fmax(1, s_dyn), what, e_dyn / fmax(1, s_dyn), 1e-7);
-  if (t->nnorm) {
-    snprintf(what, sizeof what, "%s: Euler parameters: M e = 0 and Q . e = 0", name);
-    mbt_check(tally, e_null <= 1e-10 * fmax(1, s_same), what, e_null / fmax(1, s_same), 1e-10);
-  }
+  mbt_check_scaled(tally, e_vel, fmax(1, s_vel), 1e-7, "%s: twists against differences of poses",
+                   name);
+  mbt_check_scaled(tally, e_acc, fmax(1, s_acc), 1e-7,
+                   "%s: twist rates against differences of twists", name);
+  mbt_check_scaled(tally, e_ke, fmax(1, s_ke), 1e-8, "%s: 1/2 zd^T M zd is the kinetic energy",
+                   name);
+  mbt_check_scaled(tally, e_same, fmax(1, s_same), 1e-12,
+                   "%s: RTdyn0 and RTdyn1 mass matrices agree", name);
+  mbt_check_scaled(tally, e_dyn, fmax(1, s_dyn), 1e-7,
+                   "%s: M zdd - Q has the Newton-Euler virtual power", name);
+  if (t->nnorm)
+    mbt_check_scaled(tally, e_null, fmax(1, s_same), 1e-10,
+                     "%s: Euler parameters: M e = 0 and Q . e = 0", name);
   free(z), free(M), free(M1), free(Q), free(W), free(work), free(v0), free(vp), free(vm), free(vt);
   free(v2p), free(v2m);
 }
@@ -439,14 +437,13 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
   char what[256];
   snprintf(what, sizeof what, "%s: natural rigid-body and tree-joint rows vanish", name);
   mbt_check(tally, e_phi <= 1e-12, what, e_phi, 1e-12);
-  snprintf(what, sizeof what, "%s: natural velocities against differences", name);
-  mbt_check(tally, e_vel <= 1e-8 * fmax(1, s_vel), what, e_vel / fmax(1, s_vel), 1e-8);
-  snprintf(what, sizeof what, "%s: natural accelerations against differences", name);
-  mbt_check(tally, e_acc <= 1e-8 * fmax(1, s_acc), what, e_acc / fmax(1, s_acc), 1e-8);
-  snprintf(what, sizeof what, "%s: 1/2 qd^T M_q qd of the natural model = 1/2 zd^T M zd", name);
-  mbt_check(tally, e_ke <= 1e-12 * fmax(1, s_ke), what, e_ke / fmax(1, s_ke), 1e-12);
-  snprintf(what, sizeof what, "%s: natural forces map by virtual power", name);
-  mbt_check(tally, e_pow <= 1e-8 * s_pow, what, e_pow / s_pow, 1e-8);
+  mbt_check_scaled(tally, e_vel, fmax(1, s_vel), 1e-8, "%s: natural velocities against differences",
+                   name);
+  mbt_check_scaled(tally, e_acc, fmax(1, s_acc), 1e-8,
+                   "%s: natural accelerations against differences", name);
+  mbt_check_scaled(tally, e_ke, fmax(1, s_ke), 1e-12,
+                   "%s: 1/2 qd^T M_q qd of the natural model = 1/2 zd^T M zd", name);
+  mbt_check_scaled(tally, e_pow, s_pow, 1e-8, "%s: natural forces map by virtual power", name);
   free(z), free(q), free(phi), free(M), free(Qz), free(W), free(work), free(cut);
 }
 

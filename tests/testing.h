@@ -3,6 +3,7 @@
 #ifndef MBOPT_TESTING_H
 #define MBOPT_TESTING_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,20 @@ static inline void mbt_check(mbt_tally* t, int ok, const char* what, double valu
   else
     t->failed++;
   printf("%s %-62s %.3e (limit %.1e)\n", ok ? "PASS" : "FAIL", what, value, limit);
+}
+
+/* Records one check of an error against limit times scale (scale > 0), the label printed from
+   format; the value shown is the error over the scale. */
+static inline void mbt_check_scaled(mbt_tally* t, double error, double scale, double limit,
+                                    const char* format, ...) __attribute__((format(printf, 5, 6)));
+static inline void mbt_check_scaled(mbt_tally* t, double error, double scale, double limit,
+                                    const char* format, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(what, sizeof what, format, ap);
+  va_end(ap);
+  mbt_check(t, error <= limit * scale, what, error / scale, limit);
 }
 
 /* Prints the closing line and returns the process exit code. */
