@@ -1,9 +1,10 @@
-/* The joint tree's recursive kinematics and dynamics (core/joint/) against references computed
-   here from the bodies' poses alone: the joints' definitions (docs/model-format.md) read on the
-   markers' global frames, velocities and accelerations by central differences of poses along a
-   path z(s) = z + s zd + s^2/2 zdd, the kinetic energy from those velocities, and the virtual
-   power of each body's Newton-Euler equations. Every joint type, forward and reversed (marker 1
-   on the child), planar and spatial, both reference points (RTdyn0, RTdyn1). */
+/* The joint tree's recursive kinematics and dynamics (core/joint/), and the derivatives of its
+   natural coordinates, against references computed here from the bodies' poses alone: the joints'
+   definitions (docs/model-format.md) read on the markers' global frames, velocities and
+   accelerations by central differences of poses along a path z(s) = z + s zd + s^2/2 zdd, the
+   kinetic energy from those velocities, and the virtual power of each body's Newton-Euler
+   equations. Every joint type, forward and reversed (marker 1 on the child), planar and spatial,
+   both reference points (RTdyn0, RTdyn1). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,6 +489,111 @@ static void check_inverse(mbt_tally* tally, const mb_tree* t, const char* name) 
   free(z), free(pose);
 }
 
+/* The natural state at z, zd, zdd into q, qd, qdd (aux nq each) and R^T w into rtw (nz). */
+static void natural_state(const mb_tree* t, mb_tree_state* st, const mb_model* aux, const double* z,
+                          const double* zd, const double* zdd, const double* w, double* q,
+                          double* rtw) {
+  const int nq = aux->nq;
+  double* W = calloc(6 * (size_t)t->nbody + 1, sizeof(double));
+  double* work = calloc(6 * (size_t)t->nbody + 1, sizeof(double));
+  mb_tree_positions(t, z, st);
+  mb_tree_velocities(t, zd, st);
+  mb_tree_accelerations(t, z, zd, zdd, st);
+  mb_tree_natural_positions(st, aux, q);
+  mb_tree_natural_velocities(st, aux, 0, NULL, q + nq);
+  mb_tree_natural_accelerations(st, aux, 0, NULL, q + 2 * nq);
+  mb_tree_natural_wrenches(st, aux, w, W);
+  mb_tree_project(t, st, W, rtw, work);
+  free(W), free(work);
+}
+
+/* The derivatives of the natural map (tree_tangent.c) against central differences: along every
+   coordinate, rate and acceleration, along each joint frame moved (inboard and outboard) and
+   along the elements' local values; with those of R^T w for fixed natural forces w. */
+static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, const char* name) {
+  const int nz = t->nz, nq = aux->nq, nb = t->nbody;
+  const double h = 1e-6;
+  double* z = calloc(3 * (size_t)nz + 1, sizeof(double));
+  double *zd = z + nz, *zdd = zd + nz;
+  double* zp = calloc(3 * (size_t)nz + 1, sizeof(double));
+  double* v = calloc(16 * (size_t)nq + 4 * (size_t)nz + 3 * (size_t)aux->nelem + 1, sizeof(double));
+  double *w = v, *x0 = w + nq, *xp = x0 + 3 * nq, *xm = xp + 3 * nq, *dx = xm + 3 * nq;
+  double *rt = dx + 3 * nq, *rp = rt + nz, *rm = rp + nz, *dr = rm + nz;
+  double* dlocal = dr + nz;
+  unsigned seed = 777u + (unsigned)nz;
+  random_state(t, &seed, z, zd, zdd);
+  for (int i = 0; i < nq; i++) w[i] = rnd(&seed);
+  for (int ref = 0; ref < 2; ref++) {
+    mb_tree_state* st = mb_tree_state_create(t, (mb_reference)ref);
+    mb_tree_spatial* sp = mb_tree_spatial_create(t);
+    double err[4] = {0, 0, 0, 0}, scale[4] = {0, 0, 0, 0};
+    /* directions: each coordinate's position, rate and acceleration, then each body's inboard
+       and outboard frame along a random shift, then the elements' local values */
+    const int ndir = 3 * nz + 2 * nb + 1;
+    for (int k = 0; k < ndir; k++) {
+      mb_tree_direction dir = {-1, 0, 0, 0, 0, 0, {0, 0, 0}};
+      double* frame = NULL;
+      double shift_local[3] = {0, 0, 0};
+      int local = 0;
+      if (k < 3 * nz) {
+        dir.coord = k % nz;
+        *(k < nz ? &dir.cz : k < 2 * nz ? &dir.cv : &dir.ca) = 1;
+      } else if (k < 3 * nz + 2 * nb) {
+        const int b = (k - 3 * nz) / 2, out = (k - 3 * nz) % 2;
+        if (t->marker[2 * b] < 0) continue;
+        dir.body = b, dir.outboard = out;
+        frame = (out ? t->outboard : t->inboard) + 12 * b + 9;
+        for (int r = 0; r < t->dim; r++) shift_local[r] = rnd(&seed);
+      } else {
+        local = 1;
+        for (int i = 0; i < 3 * aux->nelem; i++) dlocal[i] = rnd(&seed);
+      }
+      /* the frame's global shift at the state: inboard A_parent u, outboard -A_body u */
+      natural_state(t, st, aux, z, zd, zdd, w, x0, rt);
+      if (frame) {
+        const int p = dir.outboard ? dir.body : t->parent[dir.body];
+        static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+        mbu_mat3_vec(p < 0 ? I3 : st->A + 9 * p, shift_local, dir.shift);
+        for (int r = 0; r < 3 && dir.outboard; r++) dir.shift[r] = -dir.shift[r];
+      }
+      mb_tree_spatial_motion(t, st, z, zd, zdd, sp);
+      memset(dx, 0, 3 * (size_t)nq * sizeof(double));
+      mb_tree_natural_tangent(t, st, sp, aux, &dir, local ? dlocal : NULL, dx, dx + nq,
+                              dx + 2 * nq);
+      mb_tree_wrench_sums(t, st, aux, w, sp);
+      mb_tree_column_tangent(t, st, sp, aux, &dir, w, dx, dr);
+      for (int side = 0; side < 2; side++) {
+        const double e = side ? -h : h;
+        memcpy(zp, z, 3 * (size_t)nz * sizeof(double));
+        if (dir.coord >= 0) zp[dir.coord + nz * (k / nz)] += e;
+        for (int r = 0; frame && r < 3; r++) frame[r] += e * shift_local[r];
+        for (int i = 0; local && i < 3 * aux->nelem; i++) aux->elem_local[i] += e * dlocal[i];
+        natural_state(t, st, aux, zp, zp + nz, zp + 2 * nz, w, side ? xm : xp, side ? rm : rp);
+        for (int r = 0; frame && r < 3; r++) frame[r] -= e * shift_local[r];
+        for (int i = 0; local && i < 3 * aux->nelem; i++) aux->elem_local[i] -= e * dlocal[i];
+      }
+      for (int i = 0; i < 3 * nq; i++) {
+        const int level = i / nq;
+        const double fd = (xp[i] - xm[i]) / (2 * h);
+        err[level] = fmax(err[level], fabs(dx[i] - fd));
+        scale[level] = fmax(scale[level], fabs(fd));
+      }
+      for (int i = 0; i < nz; i++) {
+        const double fd = (rp[i] - rm[i]) / (2 * h);
+        err[3] = fmax(err[3], fabs(dr[i] - fd)), scale[3] = fmax(scale[3], fabs(fd));
+      }
+    }
+    static const char* what[4] = {"positions", "velocities", "accelerations", "R^T w"};
+    for (int l = 0; l < 4; l++)
+      mbt_check_scaled(tally, err[l], fmax(scale[l], 1), 1e-7,
+                       "%s (%s): derivatives of the natural %s against differences", name,
+                       ref ? "RTdyn1" : "RTdyn0", what[l]);
+    mb_tree_spatial_free(sp);
+    mb_tree_state_free(st);
+  }
+  free(z), free(zp), free(v);
+}
+
 /* Loads a model, optionally reverses every joint (marker 1 and 2 swapped), and checks its tree. */
 static void check_model(mbt_tally* tally, const char* path, int reverse, int expect_cut,
                         int expect_nz) {
@@ -518,9 +624,10 @@ static void check_model(mbt_tally* tally, const char* path, int reverse, int exp
   check_tree(tally, &d, t, name);
   check_inverse(tally, t, name);
   mb_model* aux = NULL;
-  if (mb_compile_exploded(&d, &aux, &err) == MB_OK)
+  if (mb_compile_exploded(&d, &aux, &err) == MB_OK) {
     check_natural_map(tally, &d, t, aux, name);
-  else
+    check_tangent(tally, t, aux, name);
+  } else
     printf("FAIL %s: exploded natural model: %s\n", name, err.message), tally->failed++;
   mb_model_free(aux);
   mb_tree_free(t);

@@ -10,24 +10,19 @@
 #include "internal.h"
 #include "tree.h"
 
-/* The global value x of element e of body b (point: o + A local; vector: A local). */
-static void element_value(const mb_model* aux, const mb_tree_state* s, int e, int b, double* x) {
+void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e, double* x) {
+  const int b = aux->elem_body[e];
   mbu_mat3_vec(s->A + 9 * b, aux->elem_local + 3 * e, x);
   if (aux->elem_kind[e] == MB_ELEM_POINT)
     for (int k = 0; k < 3; k++) x[k] += s->o[3 * b + k];
 }
 
-/* Whether element e is placed by the tree (a point or vector of a body, with coordinates). */
-static int placed(const mb_model* aux, int e) {
-  return aux->elem_qadr[e] >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE;
-}
-
 void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, double* q) {
   const int dim = aux->dim;
   for (int e = 0; e < aux->nelem; e++) {
-    if (!placed(aux, e)) continue;
+    if (!mb_tree_places(aux, e)) continue;
     double x[3];
-    element_value(aux, s, e, aux->elem_body[e], x);
+    mb_tree_element_value(s, aux, e, x);
     memcpy(q + aux->elem_qadr[e], x, (size_t)dim * sizeof(double));
   }
 }
@@ -38,7 +33,7 @@ static void element_velocity(const mb_model* aux, const mb_tree_state* s, int e,
                              double* v) {
   const double* V = s->V + 6 * b;
   const int point = aux->elem_kind[e] == MB_ELEM_POINT;
-  element_value(aux, s, e, b, arm);
+  mb_tree_element_value(s, aux, e, arm);
   for (int k = 0; k < 3; k++) arm[k] -= point ? s->r[3 * b + k] : 0;
   mbu_cross3(V + 3, arm, v);
   for (int k = 0; k < 3; k++) v[k] += point ? V[k] : 0;
@@ -47,7 +42,7 @@ static void element_velocity(const mb_model* aux, const mb_tree_state* s, int e,
 /* Element i of the map's list: elems[i] (i < n), or element i itself (i < nelem) when elems is
    NULL, -1 when that one is not placed by the tree. */
 static int listed(const mb_model* aux, const int* elems, int i) {
-  return elems ? elems[i] : placed(aux, i) ? i : -1;
+  return elems ? elems[i] : mb_tree_places(aux, i) ? i : -1;
 }
 
 void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, int n,
@@ -85,10 +80,10 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
                               double* W) {
   const int dim = aux->dim;
   for (int e = 0; e < aux->nelem; e++) {
-    if (!placed(aux, e)) continue;
+    if (!mb_tree_places(aux, e)) continue;
     const int b = aux->elem_body[e];
     double x[3], f[3] = {0, 0, 0}, n[3];
-    element_value(aux, s, e, b, x);
+    mb_tree_element_value(s, aux, e, x);
     memcpy(f, Q + aux->elem_qadr[e], (size_t)dim * sizeof(double));
     if (aux->elem_kind[e] == MB_ELEM_POINT) {
       mb_wrench_add_force(s->r + 3 * b, x, f, W + 6 * b);
@@ -107,7 +102,7 @@ void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb
     const int e = elems[i], b = aux->elem_body[e], a = aux->elem_qadr[e];
     const int point = aux->elem_kind[e] == MB_ELEM_POINT;
     double x[3];
-    element_value(aux, s, e, b, x);
+    mb_tree_element_value(s, aux, e, x);
     /* column k of the joint of body j on the path: point v_k + w_k x (x - r_j); vector w_k x x */
     for (int p = t->path_adr[b]; p < t->path_adr[b + 1]; p++) {
       const int k = t->path[p], j = t->zbody[k];

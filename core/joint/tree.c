@@ -70,9 +70,9 @@ void mb_tree_free(mb_tree* t) {
 static mb_tree* tree_alloc(int nbody, int njoint) {
   mb_tree* t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  /* one block of ints (order and the 7 per-body arrays, cut, zbody: at most 7 coordinates a
+  /* one block of ints (order and the 9 per-body arrays, cut, zbody: at most 7 coordinates a
      body) and one of doubles */
-  const size_t nint = 15 * (size_t)nbody + (size_t)njoint;
+  const size_t nint = 17 * (size_t)nbody + (size_t)njoint;
   t->order = calloc(nint + 1, sizeof(int));
   t->inboard = calloc(37 * (size_t)nbody + 1, sizeof(double));
   if (!t->order || !t->inboard) {
@@ -87,6 +87,7 @@ static mb_tree* tree_alloc(int nbody, int njoint) {
   t->zadr = p, p += nbody;
   t->znum = p, p += nbody;
   t->normadr = p, p += nbody;
+  t->marker = p, p += 2 * nbody;
   t->cut = p, p += njoint;
   t->zbody = p; /* 7 nbody: the most coordinates (free spatial bodies) */
   double* x = t->inboard + 12 * nbody;
@@ -146,9 +147,10 @@ mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err) {
       }
       t->parent[body] = from, t->joint[body] = j, t->reversed[body] = side == 0;
       t->kind[body] = tree_kind(jd->type);
-      frame_from_marker(&mk[mb_marker_index(adr, jd->body[1 - side], jd->marker[1 - side])],
-                        t->inboard + 12 * body);
-      frame_from_marker(&mk[mb_marker_index(adr, body, jd->marker[side])], t->outboard + 12 * body);
+      t->marker[2 * body] = mb_marker_index(adr, jd->body[1 - side], jd->marker[1 - side]);
+      t->marker[2 * body + 1] = mb_marker_index(adr, body, jd->marker[side]);
+      frame_from_marker(&mk[t->marker[2 * body]], t->inboard + 12 * body);
+      frame_from_marker(&mk[t->marker[2 * body + 1]], t->outboard + 12 * body);
       queue[tail++] = body;
     }
     if (head < tail) {
@@ -159,6 +161,7 @@ mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err) {
     if (next_free == nb) break;
     from = next_free;
     t->parent[from] = -1, t->joint[from] = -1, t->kind[from] = MB_TREE_FREE;
+    t->marker[2 * from] = t->marker[2 * from + 1] = -1;
     frame_identity(t->inboard + 12 * from);
     frame_identity(t->outboard + 12 * from);
     queue[tail++] = from;
@@ -206,4 +209,25 @@ done:
   free(R);
   free(mk);
   return st;
+}
+
+mb_status mb_tree_frame_derivatives(const mb_tree* t, const mb_desc* d, int seed, double* dpoint,
+                                    mb_error* err) {
+  const int nb = t->nbody;
+  int* adr = calloc((size_t)nb + 1, sizeof(int));
+  double(*R)[9] = calloc((size_t)nb, sizeof *R);
+  mb_local_frame* mk = adr && R ? calloc((size_t)mb_marker_count(d, adr) + 1, sizeof *mk) : NULL;
+  if (!mk) {
+    free(adr), free(R);
+    return mb_error_set(err, MB_ERR_MEMORY, "model: out of memory differentiating the joint tree");
+  }
+  for (int b = 0; b < nb; b++) mb_pose_rotation(d->dim, d->body[b].orientation, R[b]);
+  mb_local_frames(d, seed, adr, (const double(*)[9])R, mk);
+  for (int b = 0; b < nb; b++)
+    for (int side = 0; side < 2; side++) {
+      const int k = t->marker[2 * b + side];
+      for (int r = 0; r < 3; r++) dpoint[6 * b + 3 * side + r] = k < 0 ? 0 : mk[k].dp[r];
+    }
+  free(adr), free(R), free(mk);
+  return MB_OK;
 }

@@ -53,6 +53,8 @@ typedef struct mb_tree {
   int* znum;        /* (nbody) its number of coordinates */
   int* zbody;       /* (nz) the body whose joint each coordinate belongs to */
   int* normadr;     /* (nnorm) first coordinate of each Euler-parameter quadruple */
+  int* marker;      /* (nbody x 2) the markers of the joint's inboard and outboard frames
+                       (mb_marker_index), -1 for an added free joint */
   double* inboard;  /* (nbody x 12) the joint's frame on the parent, in the parent's body frame
                        (the global frame for the ground): axes x, y, z as the columns of a
                        row-major 3 x 3 rotation, then the point */
@@ -71,6 +73,12 @@ typedef struct mb_tree {
    description the tree cannot hold (the message names the field). */
 mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err);
 void mb_tree_free(mb_tree* t);
+
+/* The derivatives with respect to parameter seed of each body's joint frame points, in the body
+   frames the tree holds them in: dpoint (nbody x 6) the inboard point's, then the outboard
+   point's. MB_ERR_MEMORY. */
+mb_status mb_tree_frame_derivatives(const mb_tree* t, const mb_desc* d, int seed, double* dpoint,
+                                    mb_error* err);
 
 /* Per-run kinematic workspace of a tree: what the recursions compute, global components. */
 typedef struct mb_tree_state {
@@ -131,6 +139,16 @@ void mb_tree_coordinates(const mb_tree* t, const double* A, const double* o, dou
 mb_status mb_tree_rates(const mb_tree* t, const double* z, const mb_tree_state* s, const double* w,
                         const double* v, double* zd);
 
+/* Whether element e of the exploded natural model aux is placed by the tree: a point or vector of
+   a body, with coordinates. */
+static inline int mb_tree_places(const mb_model* aux, int e) {
+  return aux->elem_qadr[e] >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE;
+}
+
+/* The global value x (3) of element e of aux at the poses of s (point: o + A local; vector:
+   A local). */
+void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e, double* x);
+
 /* The auxiliary natural coordinates (natural_map.c): the points and unit vectors of aux, the
    exploded natural model of the same description (mb_compile_exploded), placed by the tree at
    the poses of s into q (aux->nq), with their velocities (after mb_tree_velocities) and
@@ -158,5 +176,71 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
 /* W (6) += the wrench of force f (3, global) applied at global point x on a body whose
    reference point is r (3). */
 void mb_wrench_add_force(const double* r, const double* x, const double* f, double* W);
+
+/* Derivatives of the tree's natural coordinates (tree_tangent.c), for the sensitivities: each
+   column of R is a spatial twist carried rigidly by the coordinates before it on its path, so
+   that its derivative with respect to one of them is the spatial cross product S_j x S_k; the
+   columns of Euler parameters also change with the parameters of their own quadruple. */
+
+/* The spatial motion at a state: columns, velocities and accelerations as spatial vectors
+   [v; w], v the velocity of the body point at the global origin, and for each coordinate j the
+   terms of the derivatives of the motion beyond it (tree_tangent.c). */
+typedef struct mb_tree_spatial {
+  double* S;  /* (nz x 6) the columns of R */
+  double* Sd; /* (nz x 6) their time derivatives */
+  double* Vu; /* (nz x 6) the velocity of the frame just after coordinate j (its joint's
+                 coordinates up to it in product order; after the whole quadruple of Euler
+                 parameters) */
+  double* Au; /* (nz x 6) that frame's acceleration */
+  double* X;  /* (nz x 6) the rate of S_j as the frames beyond it see it: Sd_j, or for Euler
+                 parameters Vu_j x S_j + the velocity change of their own columns */
+  double* Vj; /* (nz x 6) dVu_j/dz_j at fixed columns beyond: 0, or that velocity change */
+  double* Aj; /* (nz x 6) dAu_j/dz_j likewise */
+  double* D;  /* (nnorm x 4 x 4 x 6) dS_k/de_j within each Euler quadruple, [j][k] */
+  double* V;  /* (nbody x 6) the bodies' velocities */
+  double* A;  /* (nbody x 6) their accelerations */
+  double* W;  /* (nbody x 6) the subtree sums of mb_tree_wrench_sums: [force; moment about the
+                 origin] */
+  double* dW; /* (nbody x 6) scratch */
+  unsigned char* moved; /* (nbody) scratch */
+} mb_tree_spatial;
+
+mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t);
+void mb_tree_spatial_free(mb_tree_spatial* sp);
+
+/* The spatial motion at rates zd and accelerations zdd (tree coordinates; zdd may be NULL for
+   zero) at the positions z of s (mb_tree_positions). */
+void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const double* z,
+                            const double* zd, const double* zdd, mb_tree_spatial* sp);
+
+/* A direction of the derivatives: coordinate `coord` with its position, rate and acceleration
+   moved by cz, cv and ca; or, coord < 0, the joint frame of body `body` (its inboard frame, or
+   with outboard its outboard frame) translated by `shift` (3, global), which moves the body's
+   subtree. */
+typedef struct mb_tree_direction {
+  int coord;
+  double cz, cv, ca;
+  int body, outboard;
+  double shift[3];
+} mb_tree_direction;
+
+/* dq, dqd, dqdd (aux nq, each may be NULL) = the derivatives along dir of the natural positions,
+   velocities and accelerations of the elements the tree places (others untouched), at the
+   motion sp; dlocal (aux nelem x 3, may be NULL) adds the derivatives of the elements' local
+   values. */
+void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
+                             const mb_model* aux, const mb_tree_direction* dir,
+                             const double* dlocal, double* dq, double* dqd, double* dqdd);
+
+/* sp->W = the wrenches of natural generalised forces w (aux nq) on the elements the tree places,
+   summed over each body's subtree. */
+void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
+                         const double* w, mb_tree_spatial* sp);
+
+/* out (tree nz) = the derivative of R^T w at fixed w along the positions of dir, with w that of
+   the last mb_tree_wrench_sums and dq the position derivative mb_tree_natural_tangent gave. */
+void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
+                            const mb_model* aux, const mb_tree_direction* dir, const double* w,
+                            const double* dq, double* out);
 
 #endif

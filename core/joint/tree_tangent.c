@@ -1,0 +1,399 @@
+/* Derivatives of the tree's natural coordinates (tree.h): of the positions, velocities and
+   accelerations of the elements along a coordinate, its rate or acceleration, or a moved joint
+   frame, and of the generalised forces R^T w of fixed natural forces w. They are those of
+   A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
+   formulations with projections: direct sensitivity analysis" (section 4, the derivatives of R
+   and of its rate), written with spatial twists: column S_k is carried rigidly by every
+   coordinate j before it on its path, dS_k/dz_j = S_j x S_k, which gives
+     dV_b/dz_j = S_j x (V_b - V_j),
+     dA_b/dz_j = S_j x (A_b - A_j) + Sdot_j x (V_b - V_j),
+   with V_j, A_j the motion of the frame just after coordinate j (Jacobi's identity turns the
+   derivative of each carried column's rate into these two terms). A moved joint frame is a
+   coordinate of its own, with no rate, between the parent and the joint (inboard) or the joint
+   and the body (outboard). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+#include "internal.h"
+#include "tree.h"
+
+/* Z = X x Y, the spatial cross product of motions [v; w]: [wx x vy + vx x wy; wx x wy] */
+static void motion_cross(const double* X, const double* Y, double* Z) {
+  double a[3], b[3];
+  mbu_cross3(X + 3, Y, a);
+  mbu_cross3(X, Y + 3, b);
+  double w[3];
+  mbu_cross3(X + 3, Y + 3, w);
+  for (int r = 0; r < 3; r++) Z[r] = a[r] + b[r], Z[3 + r] = w[r];
+}
+
+/* y += s x (6) */
+static void add6(const double* x, double s, double* y) {
+  for (int r = 0; r < 6; r++) y[r] += s * x[r];
+}
+
+/* The position of coordinate k in its joint's product of exponentials: a joint the tree runs
+   reversed takes its coordinates in the opposite order. */
+static int product_rank(const mb_tree* t, int k) {
+  const int b = t->zbody[k], i = k - t->zadr[b];
+  return t->reversed[b] ? t->znum[b] - 1 - i : i;
+}
+
+/* Whether body b is root or one of its descendants. */
+static int in_subtree(const mb_tree* t, int b, int root) {
+  for (int a = b; a >= 0; a = t->parent[a])
+    if (a == root) return 1;
+  return 0;
+}
+
+/* Whether column k moves with coordinate j (j before k on k's path). */
+static int carried_by(const mb_tree* t, int j, int k) {
+  const int bj = t->zbody[j], bk = t->zbody[k];
+  if (bj == bk) return product_rank(t, j) < product_rank(t, k);
+  return in_subtree(t, bk, bj);
+}
+
+/* The quadruple of Euler parameters coordinate k belongs to, -1 for none. */
+static int euler_block(const mb_tree* t, int k) {
+  for (int q = 0; q < t->nnorm; q++)
+    if (k >= t->normadr[q] && k < t->normadr[q] + 4) return q;
+  return -1;
+}
+
+/* Column k of 2 E(e) (the angular velocity of the rotation of Euler parameters e in the
+   inboard frame, per parameter rate) or, for a joint the tree runs reversed, of -2 G(e). Both
+   are linear in e. */
+static void euler_pattern(const double* e, int k, int reversed, double* out) {
+  const double E[3][4] = {
+      {-e[1], e[0], -e[3], e[2]}, {-e[2], e[3], e[0], -e[1]}, {-e[3], -e[2], e[1], e[0]}};
+  const double G[3][4] = {
+      {-e[1], e[0], e[3], -e[2]}, {-e[2], -e[3], e[0], e[1]}, {-e[3], e[2], -e[1], e[0]}};
+  for (int r = 0; r < 3; r++) out[r] = reversed ? -2 * G[r][k] : 2 * E[r][k];
+}
+
+/* The derivatives of the local angular-velocity columns g_k = P_k(e) / |e|^2 (P_k of
+   euler_pattern) of Euler parameters e: dg[j][k] = dg_k/de_j and, unless NULL,
+   ddg[i][j][k] = d2 g_k/de_i de_j. */
+static void euler_column_derivatives(const double* e, int reversed, double (*dg)[4][3],
+                                     double (*ddg)[4][4][3]) {
+  const double n2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3];
+  const double n4 = n2 * n2, n6 = n4 * n2;
+  double P[4][3], Pu[4][4][3]; /* P_k(e), P_k(unit j) */
+  for (int k = 0; k < 4; k++) {
+    euler_pattern(e, k, reversed, P[k]);
+    for (int j = 0; j < 4; j++) {
+      double u[4] = {0, 0, 0, 0};
+      u[j] = 1;
+      euler_pattern(u, k, reversed, Pu[j][k]);
+    }
+  }
+  for (int j = 0; j < 4; j++)
+    for (int k = 0; k < 4; k++)
+      for (int r = 0; r < 3; r++) {
+        dg[j][k][r] = Pu[j][k][r] / n2 - 2 * e[j] * P[k][r] / n4;
+        for (int i = 0; ddg && i < 4; i++)
+          ddg[i][j][k][r] =
+              -2 * (e[i] * Pu[j][k][r] + e[j] * Pu[i][k][r] + (i == j) * P[k][r]) / n4 +
+              8 * e[i] * e[j] * P[k][r] / n6;
+      }
+}
+
+/* [P x w; w] for the local column derivative g (3) carried to the global frame by F: a rotation
+   about the fixed point P. */
+static void rotation_twist(const double* F, const double* P, const double* g, double* out) {
+  mbu_mat3_vec(F, g, out + 3);
+  mbu_cross3(P, out + 3, out);
+}
+
+mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
+  mb_tree_spatial* sp = calloc(1, sizeof *sp);
+  const size_t nz = (size_t)t->nz, nb = (size_t)t->nbody, nn = (size_t)t->nnorm;
+  if (!sp) return NULL;
+  sp->S = calloc(42 * nz + 96 * nn + 24 * nb + 1, sizeof(double));
+  sp->moved = calloc(nb + 1, 1);
+  if (!sp->S || !sp->moved) {
+    mb_tree_spatial_free(sp);
+    return NULL;
+  }
+  double** fields[] = {&sp->Sd, &sp->Vu, &sp->Au, &sp->X, &sp->Vj, &sp->Aj};
+  double* p = sp->S + 6 * nz;
+  for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) *fields[f] = p, p += 6 * nz;
+  sp->D = p, p += 96 * nn;
+  sp->V = p, p += 6 * nb;
+  sp->A = p, p += 6 * nb;
+  sp->W = p, p += 6 * nb;
+  sp->dW = p;
+  return sp;
+}
+
+void mb_tree_spatial_free(mb_tree_spatial* sp) {
+  if (!sp) return;
+  free(sp->S);
+  free(sp->moved);
+  free(sp);
+}
+
+/* S_k (6) of column k from the tree's column at its body's reference point. */
+static void spatial_column(const mb_tree_state* s, int b, int k, double* S) {
+  const double* col = s->b + 6 * k; /* [velocity at r_b; w] */
+  double wr[3];
+  mbu_cross3(col + 3, s->r + 3 * b, wr);
+  for (int c = 0; c < 3; c++) S[c] = col[c] - wr[c], S[3 + c] = col[3 + c];
+}
+
+/* The quadruple q of Euler parameters of body b after the frame motion V, A (6 each), which
+   become that after the quadruple. */
+static void euler_motion_terms(const mb_tree* t, const mb_tree_state* s, int b, int q,
+                               const double* z, const double* zd, const double* zdd,
+                               mb_tree_spatial* sp, double* V, double* A) {
+  const int a = t->normadr[q];
+  const double *F = s->F + 9 * b, *P = s->P + 3 * b;
+  double dg[4][4][3], ddg[4][4][4][3], Vp[6], x[6], y[6];
+  euler_column_derivatives(z + a, t->reversed[b], dg, ddg);
+  memcpy(Vp, V, sizeof Vp);
+  double* D = sp->D + 96 * q; /* [j][k] at 6 (4 j + k) */
+  for (int j = 0; j < 4; j++)
+    for (int k = 0; k < 4; k++) rotation_twist(F, P, dg[j][k], D + 6 * (4 * j + k));
+  /* Sd_k = Vp x S_k + sum_i D_ik zd_i; the quadruple's end */
+  for (int k = a; k < a + 4; k++) {
+    double *S = sp->S + 6 * k, *Sd = sp->Sd + 6 * k;
+    spatial_column(s, b, k, S);
+    motion_cross(Vp, S, Sd);
+    for (int i = 0; i < 4; i++) add6(D + 6 * (4 * i + k - a), zd[a + i], Sd);
+    add6(S, zd[k], V);
+    add6(S, zdd[k], A);
+    add6(Sd, zd[k], A);
+  }
+  for (int j = 0; j < 4; j++) {
+    const int k = a + j;
+    double *Vj = sp->Vj + 6 * k, *Aj = sp->Aj + 6 * k;
+    memcpy(sp->Vu + 6 * k, V, 6 * sizeof(double));
+    memcpy(sp->Au + 6 * k, A, 6 * sizeof(double));
+    memset(Vj, 0, 6 * sizeof(double));
+    memset(Aj, 0, 6 * sizeof(double));
+    for (int m = 0; m < 4; m++) {
+      const double* Djm = D + 6 * (4 * j + m);
+      /* dV/de_j = sum_m D_jm zd_m; dA/de_j = sum_m D_jm zdd_m + dSd_m/de_j zd_m with
+         dSd_m/de_j = Vp x D_jm + sum_i d2S_m/de_i de_j zd_i */
+      add6(Djm, zd[a + m], Vj);
+      add6(Djm, zdd[a + m], Aj);
+      motion_cross(Vp, Djm, x);
+      for (int i = 0; i < 4; i++) {
+        rotation_twist(F, P, ddg[i][j][m], y);
+        add6(y, zd[a + i], x);
+      }
+      add6(x, zd[a + m], Aj);
+    }
+    motion_cross(V, sp->S + 6 * k, sp->X + 6 * k);
+    add6(Vj, 1, sp->X + 6 * k);
+  }
+}
+
+void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const double* z,
+                            const double* zd, const double* zdd, mb_tree_spatial* sp) {
+  static const double zero[6] = {0, 0, 0, 0, 0, 0};
+  double* nozdd = NULL;
+  if (!zdd) zdd = nozdd = calloc((size_t)t->nz + 1, sizeof(double));
+  for (int o = 0; o < t->nbody; o++) {
+    const int b = t->order[o], p = t->parent[b], n = t->znum[b];
+    double V[6], A[6];
+    memcpy(V, p < 0 ? zero : sp->V + 6 * p, sizeof V);
+    memcpy(A, p < 0 ? zero : sp->A + 6 * p, sizeof A);
+    for (int r = 0; r < n; r++) {
+      const int k = t->zadr[b] + (t->reversed[b] ? n - 1 - r : r), q = euler_block(t, k);
+      if (q >= 0) {
+        /* the whole quadruple, where product order first reaches it */
+        if (k == (t->reversed[b] ? t->normadr[q] + 3 : t->normadr[q]))
+          euler_motion_terms(t, s, b, q, z, zd, zdd, sp, V, A);
+        continue;
+      }
+      double *S = sp->S + 6 * k, *Sd = sp->Sd + 6 * k;
+      spatial_column(s, b, k, S);
+      motion_cross(V, S, Sd);
+      add6(S, zd[k], V);
+      add6(S, zdd[k], A);
+      add6(Sd, zd[k], A);
+      memcpy(sp->Vu + 6 * k, V, sizeof V);
+      memcpy(sp->Au + 6 * k, A, sizeof A);
+      memcpy(sp->X + 6 * k, Sd, 6 * sizeof(double));
+      memset(sp->Vj + 6 * k, 0, 6 * sizeof(double));
+      memset(sp->Aj + 6 * k, 0, 6 * sizeof(double));
+    }
+    memcpy(sp->V + 6 * b, V, sizeof V);
+    memcpy(sp->A + 6 * b, A, sizeof A);
+  }
+  free(nozdd);
+}
+
+/* What a direction moves: the twist of the poses, the frame it moves with (its velocity Vu and
+   acceleration Au), the rate X of the twist as the frames beyond see it, and the changes Vj, Aj
+   of that frame's own motion (Euler parameters); the bodies it moves get sp->moved set. Returns
+   the root of those bodies. */
+typedef struct direction_source {
+  double S[6], Sd[6], X[6], Vu[6], Au[6], Vj[6], Aj[6];
+  double cz, cv, ca;
+} direction_source;
+
+static int source_of(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                     direction_source* src) {
+  static const double zero[6] = {0, 0, 0, 0, 0, 0};
+  int root;
+  memset(src, 0, sizeof *src);
+  if (dir->coord >= 0) {
+    const int j = dir->coord;
+    root = t->zbody[j];
+    double* dst[] = {src->S, src->Sd, src->X, src->Vu, src->Au, src->Vj, src->Aj};
+    const double* from[] = {sp->S, sp->Sd, sp->X, sp->Vu, sp->Au, sp->Vj, sp->Aj};
+    for (int f = 0; f < 7; f++) memcpy(dst[f], from[f] + 6 * j, 6 * sizeof(double));
+    src->cz = dir->cz, src->cv = dir->cv, src->ca = dir->ca;
+  } else {
+    root = dir->body;
+    const int p = dir->outboard ? root : t->parent[root];
+    memcpy(src->Vu, p < 0 ? zero : sp->V + 6 * p, 6 * sizeof(double));
+    memcpy(src->Au, p < 0 ? zero : sp->A + 6 * p, 6 * sizeof(double));
+    memcpy(src->S, dir->shift, 3 * sizeof(double));
+    motion_cross(src->Vu, src->S, src->Sd);
+    memcpy(src->X, src->Sd, 6 * sizeof(double));
+    src->cz = 1;
+  }
+  for (int b = 0; b < t->nbody; b++) sp->moved[b] = (unsigned char)in_subtree(t, b, root);
+  return root;
+}
+
+/* The derivatives dV, dA (6 each) of body b's motion along the source:
+     dV = cz (S x (V - Vu) + Vj) + cv S,
+     dA = cz (S x (A - Au) + X x (V - Vu) + Aj) + cv (Sd + Vj + S x (V - Vu)) + ca S. */
+static void body_tangent(const mb_tree_spatial* sp, const direction_source* src, int b, double* dV,
+                         double* dA) {
+  memset(dV, 0, 6 * sizeof(double));
+  memset(dA, 0, 6 * sizeof(double));
+  if (!sp->moved[b]) return;
+  double D[6], E[6], x[6];
+  for (int r = 0; r < 6; r++)
+    D[r] = sp->V[6 * b + r] - src->Vu[r], E[r] = sp->A[6 * b + r] - src->Au[r];
+  motion_cross(src->S, D, x);
+  add6(x, src->cz, dV);
+  add6(src->Vj, src->cz, dV);
+  add6(src->S, src->cv, dV);
+  add6(x, src->cv, dA);
+  add6(src->Sd, src->cv, dA);
+  add6(src->Vj, src->cv, dA);
+  add6(src->S, src->ca, dA);
+  add6(src->Aj, src->cz, dA);
+  motion_cross(src->S, E, x);
+  add6(x, src->cz, dA);
+  motion_cross(src->X, D, x);
+  add6(x, src->cz, dA);
+}
+
+void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
+                             const mb_model* aux, const mb_tree_direction* dir,
+                             const double* dlocal, double* dq, double* dqd, double* dqdd) {
+  direction_source src;
+  source_of(t, sp, dir, &src);
+  double delta[6];
+  for (int r = 0; r < 6; r++) delta[r] = src.cz * src.S[r];
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!mb_tree_places(aux, e)) continue;
+    const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
+    const double *V = sp->V + 6 * b, *A = sp->A + 6 * b;
+    double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], dV[6], dA[6], u[3];
+    mb_tree_element_value(s, aux, e, x);
+    body_tangent(sp, &src, b, dV, dA);
+    /* xd = v0 + w x x (vector: w x x) */
+    mbu_cross3(V + 3, x, xd);
+    if (sp->moved[b]) {
+      mbu_cross3(delta + 3, x, dx);
+      for (int r = 0; r < 3; r++) dx[r] += point ? delta[r] : 0;
+    }
+    if (dlocal) {
+      mbu_mat3_vec(s->A + 9 * b, dlocal + 3 * e, u);
+      for (int r = 0; r < 3; r++) dx[r] += u[r];
+    }
+    /* dxd = dv0 + dw x x + w x dx; dxdd = da0 + dwd x x + wd x dx + dw x xd + w x dxd, with
+       xd = v0 + w x x (vectors: no v0, dv0, da0) */
+    for (int r = 0; r < 3; r++) {
+      xd[r] += point ? V[r] : 0;
+      dxd[r] = point ? dV[r] : 0;
+      dxdd[r] = point ? dA[r] : 0;
+    }
+    mbu_cross3(dV + 3, x, u);
+    for (int r = 0; r < 3; r++) dxd[r] += u[r];
+    mbu_cross3(V + 3, dx, u);
+    for (int r = 0; r < 3; r++) dxd[r] += u[r];
+    const double* terms[4][2] = {{dA + 3, x}, {A + 3, dx}, {dV + 3, xd}, {V + 3, dxd}};
+    for (int k = 0; k < 4; k++) {
+      mbu_cross3(terms[k][0], terms[k][1], u);
+      for (int r = 0; r < 3; r++) dxdd[r] += u[r];
+    }
+    const int a = aux->elem_qadr[e];
+    for (int r = 0; r < aux->dim; r++) {
+      if (dq) dq[a + r] = dx[r];
+      if (dqd) dqd[a + r] = dxd[r];
+      if (dqdd) dqdd[a + r] = dxdd[r];
+    }
+  }
+}
+
+/* W (nbody x 6) = per body [sum over points of f; sum of x x f] of natural forces f (aux nq) at
+   element positions x, plus, with dq, the moments dx x f of the position derivatives dq alone;
+   then summed over subtrees. */
+static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
+                             const double* f, const double* dq, double* W) {
+  memset(W, 0, 6 * (size_t)t->nbody * sizeof(double));
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!mb_tree_places(aux, e)) continue;
+    const int b = aux->elem_body[e], a = aux->elem_qadr[e];
+    double x[3] = {0, 0, 0}, fe[3] = {0, 0, 0}, m[3];
+    memcpy(fe, f + a, (size_t)aux->dim * sizeof(double));
+    if (dq)
+      memcpy(x, dq + a, (size_t)aux->dim * sizeof(double));
+    else
+      mb_tree_element_value(s, aux, e, x);
+    mbu_cross3(x, fe, m);
+    for (int r = 0; r < 3; r++) {
+      W[6 * b + r] += !dq && aux->elem_kind[e] == MB_ELEM_POINT ? fe[r] : 0;
+      W[6 * b + 3 + r] += m[r];
+    }
+  }
+  for (int o = t->nbody - 1; o >= 0; o--) {
+    const int b = t->order[o], p = t->parent[b];
+    if (p >= 0) add6(W + 6 * b, 1, W + 6 * p);
+  }
+}
+
+void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
+                         const double* w, mb_tree_spatial* sp) {
+  subtree_wrenches(t, s, aux, w, NULL, sp->W);
+}
+
+void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
+                            const mb_model* aux, const mb_tree_direction* dir, const double* w,
+                            const double* dq, double* out) {
+  direction_source src;
+  const int root = source_of(t, sp, dir, &src);
+  const int qj = dir->coord >= 0 ? euler_block(t, dir->coord) : -1;
+  /* (R^T w)_k = S_k . W_k over the subtree of k's body: its derivative is dS_k . W_k plus
+     w_k . (the moments of w about the moved positions) */
+  subtree_wrenches(t, s, aux, w, dq, sp->dW);
+  for (int k = 0; k < t->nz; k++) {
+    const int bk = t->zbody[k];
+    const double *S = sp->S + 6 * k, *W = sp->W + 6 * bk;
+    double v = mbu_dot3(S + 3, sp->dW + 6 * bk + 3), dS[6];
+    const int carried = dir->coord >= 0 ? carried_by(t, dir->coord, k)
+                                        : in_subtree(t, bk, root) && !(dir->outboard && bk == root);
+    if (qj >= 0 && euler_block(t, k) == qj) {
+      /* a column of the same quadruple */
+      const int a = t->normadr[qj];
+      for (int r = 0; r < 6; r++)
+        dS[r] = src.cz * sp->D[96 * qj + 6 * (4 * (dir->coord - a) + k - a) + r];
+      v += mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
+    } else if (carried) {
+      motion_cross(src.S, S, dS);
+      for (int r = 0; r < 6; r++) dS[r] *= src.cz;
+      v += mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
+    }
+    out[k] = v;
+  }
+}
