@@ -1769,6 +1769,7 @@ static mb_status compile(const mb_desc* d, int seed, int exploded, mb_model** ou
   }
   mb_model* m = c.m;
   m->dim = c.dm->dim = c.dim;
+  m->exploded = c.dm->exploded = exploded;
   m->nq = c.dm->nq = nq;
   m->nelem = c.nelem;
   m->nbody = d->nbody;
@@ -1870,7 +1871,8 @@ static mb_model* model_clone(const mb_model* m) {
   *c = *m;
   memcpy(buffer, m->buffer, m->buffer_size);
   c->buffer = buffer;
-  c->structure = NULL; /* clones are tangent models, which need no structure */
+  c->structure = NULL; /* clones are tangent models, which need no structure, */
+  c->joint = NULL;     /* nor a formulation of their own */
 #define MB_REBASE(type, name, count) \
   c->name = (type*)(void*)(buffer + ((const char*)m->name - (const char*)m->buffer));
   MB_MODEL_ARRAYS(MB_REBASE)
@@ -1982,7 +1984,7 @@ mb_status mbd_model_tangent(const mb_desc* d, const mb_model* m, int param, mb_m
     return *dm ? MB_OK : mb_error_set(err, MB_ERR_MEMORY, "tangent model: out of memory");
   }
   mb_model* again = NULL;
-  mb_status st = compile(d, param, 0, &again, dm, err);
+  mb_status st = compile(d, param, m->exploded, &again, dm, err);
   if (st != MB_OK) return st;
   /* the layout must not depend on parameter values: same sizes as the model given */
   if (again->nq != m->nq || again->nlvec != m->nlvec || again->nterm != m->nterm ||

@@ -57,6 +57,6 @@ const char* mb_model_coordinate_name(const mb_model* m) {
                                                      : "joint coordinates (RTdyn0)";
 }
 
-int mb_model_gradients_available(const mb_model* m) {
+int mb_model_adjoint_available(const mb_model* m) {
   return !m->joint;
 }

@@ -144,6 +144,12 @@ void sens_hessian(const mb_model* m, const mb_data* d, sens_ws* ws, const double
 /* y += s ws->H x (as mb_spmv would with ws->H on the system pattern). */
 void sens_hessian_mul(const mb_model* m, const sens_ws* ws, const double* x, double s, double* y);
 
+/* psi += weight (the integrand g, or with final the final value w), grad (functionals x p, may be
+   NULL) += weight dg/drho at the state of d, from the state sensitivities ws->qr, qdr, qddr
+   (and ws->lamr with the acceleration projection's, for outputs reading multipliers). */
+void sens_accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, double weight,
+                     double* psi, double* grad);
+
 /* Sensitivities of the assembled initial state (positions, velocities, accelerations and
    multipliers) into ws->qr, qdr, qddr, lamr, one column per parameter. */
 mb_status sens_initial(const mb_model* m, mb_data* d, sens_ws* ws, mb_error* err);

@@ -247,13 +247,6 @@ void sens_free(sens_ws* ws) {
 }
 
 sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* err) {
-  if (m->joint) {
-    mb_error_set(err, MB_ERR_ARGUMENT,
-                 "simulation.formulation: gradients in joint coordinates are not available yet; "
-                 "the model simulates in them, and its gradients need \"formulation\": "
-                 "\"natural\" (--formulation natural)");
-    return NULL;
-  }
   sens_ws* ws = calloc(1, sizeof *ws);
   if (!ws) return NULL;
   const size_t nq = m->nq, nc = m->ncon, np = p > 0 ? p : 1;

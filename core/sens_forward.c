@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "joint/joint_model.h"
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
@@ -106,9 +107,8 @@ static mb_status forward_step_taken(const mb_model* m, mb_data* d, void* user, m
   return step_sensitivity(m, d, fs->ws, fs->hat_v, fs->hat_a, fs->qdr_star, fs->qddr_star, err);
 }
 
-/* psi += weight (g or w), grad += weight dg/drho at the current state */
-static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, double weight,
-                       double* psi, double* grad) {
+void sens_accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, double weight,
+                     double* psi, double* grad) {
   const int nq = m->nq;
   double *gq = ws->gq, *gqd = ws->gq + nq, *gqdd = ws->gq + 2 * nq;
   for (int fn = 0; fn < m->nfunctional; fn++) {
@@ -133,6 +133,7 @@ static void accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, do
 
 mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
                       mb_error* err) {
+  if (m->joint) return mb_joint_forward(desc, m->joint, d->joint, psi, grad, err);
   const int p = grad ? mb_desc_gradient_count(desc) : 0;
   const size_t cols = (size_t)m->nq * (p > 0 ? p : 1);
   sens_ws* ws = sens_create(desc, m, p, err);
@@ -158,7 +159,7 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
   const double h = m->opt.step;
   const long nstep = mb_step_count(m);
   mb_sensors_angles(m, d);
-  accumulate(m, d, ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
+  sens_accumulate(m, d, ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
   for (long n = 1; n <= nstep; n++) {
     /* a step retried on sub-steps is taken again with the sensitivities of each sub-step */
     int substeps;
@@ -168,9 +169,9 @@ mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double
                          : mb_substeps(m, d, &start, substeps, forward_step_taken, &fs, err);
     if (st != MB_OK) goto done;
     mb_sensors_angles(m, d);
-    accumulate(m, d, ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
+    sens_accumulate(m, d, ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
   }
-  accumulate(m, d, ws, 1, 1, psi, grad);
+  sens_accumulate(m, d, ws, 1, 1, psi, grad);
 
 done:
   mb_step_start_free(&start);

@@ -16,6 +16,7 @@
 typedef struct joint_step {
   const mb_joint_model* jm;
   mb_joint_data* jd;
+  mb_factor* factor; /* the projections' and KKT solves' leading matrix */
 } joint_step;
 
 /* A (values on the full pattern) = the dense row-major D. */
@@ -119,7 +120,7 @@ static void joint_phi_mul_t(void* ctx, const double* w, double* y) {
 
 static void joint_projection_solve(void* ctx, double* b) {
   const joint_step* c = ctx;
-  mb_factor_solve(&c->jd->projection, 0, 1, b);
+  mb_factor_solve(c->factor, 0, 1, b);
 }
 
 /* Factorises M + pen Phi_z^T S Phi_z, pen by the natural formulation's rule
@@ -145,22 +146,29 @@ static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, 
   return MB_OK;
 }
 
-/* x = the projection of x* (b0 = M x*) onto Phi_z x + rhs = 0 */
-static double project(const mb_joint_model* jm, mb_joint_data* jd, const double* b0, double* x,
-                      const double* rhs, double* mult) {
-  joint_step c = {jm, jd};
-  const mb_settings* o = &jm->aux->opt;
+double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, double pen,
+                    int iterations, double tol, const double* b0, double* x, const double* rhs,
+                    double* mult, double* work) {
+  joint_step c = {jm, jd, f};
   const mb_projection p = {jm->nz,
                            jm->ncon,
                            jm->scale,
-                           jd->proj_penalty,
-                           o->projection_iterations,
-                           o->tol_projection,
+                           pen,
+                           iterations,
+                           tol,
                            &c,
                            joint_phi_mul,
                            joint_phi_mul_t,
                            joint_projection_solve};
-  return mb_project_iterate(&p, b0, x, rhs, mult, jd->work);
+  return mb_project_iterate(&p, b0, x, rhs, mult, work);
+}
+
+/* x = the projection of x* (b0 = M x*) onto Phi_z x + rhs = 0 */
+static double project(const mb_joint_model* jm, mb_joint_data* jd, const double* b0, double* x,
+                      const double* rhs, double* mult) {
+  const mb_settings* o = &jm->aux->opt;
+  return mb_joint_kkt(jm, jd, &jd->projection, jd->proj_penalty, o->projection_iterations,
+                      o->tol_projection, b0, x, rhs, mult, jd->work);
 }
 
 /* b = M x */
@@ -223,7 +231,7 @@ static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_
    context, filled). */
 static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
                                 joint_step* c) {
-  *c = (joint_step){jm, jd};
+  *c = (joint_step){jm, jd, NULL};
   return (mb_stepper){.ops = &joint_ops,
                       .ctx = c,
                       .opt = opt,
@@ -287,19 +295,23 @@ static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
 }
 
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  joint_step c = {jm, jd};
+  joint_step c = {jm, jd, NULL};
   const mb_retry r = {&c,         &jm->aux->opt, &jd->aux->report, retry_step, retry_substeps,
                       retry_save, retry_restore};
   return mb_step_retrying(&r, NULL, err);
 }
 
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const mb_status st = mb_assemble(jm->aux, jd->aux, err);
+  return st != MB_OK ? st : mb_joint_read_assembly(jm, jd, err);
+}
+
+mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
   mb_data* da = jd->aux;
   const int nb = t->nbody, nz = jm->nz;
-  mb_status st = mb_assemble(aux, da, err);
-  if (st != MB_OK) return st;
+  mb_status st;
   /* the bodies' poses and velocities in the assembled natural coordinates */
   double* pose = jd->work; /* A (9 nb), o, w, v (3 nb each) */
   double *o = pose + 9 * nb, *w = o + 3 * nb, *v = w + 3 * nb;
@@ -358,7 +370,7 @@ static double run_driver_power(void* ctx) {
 
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err) {
-  joint_step c = {jm, jd};
+  joint_step c = {jm, jd, NULL};
   const mb_run run = {&c, run_assemble, run_step, run_driver_power};
   return mb_run_simulation(jm->aux, jd->aux, &run, obs, user, err);
 }

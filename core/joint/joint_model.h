@@ -118,9 +118,25 @@ void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, doubl
    of motion. */
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
+/* x (nz) solving P x + Phi_z^T mult = b0, Phi_z x + rhs = 0 by the augmented Lagrangian iteration
+   of mb_project_iterate on the factorised f = P + pen Phi_z^T S Phi_z, Phi_z that of jd; mult
+   (ncon) starts the iteration and receives the multipliers; work: nz + ncon. Returns the final
+   violation. */
+double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, double pen,
+                    int iterations, double tol, const double* b0, double* x, const double* rhs,
+                    double* mult, double* work);
+
+/* The rest of mb_joint_assemble once the natural model is assembled in jd->aux. */
+mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+
 /* One step of jm->aux->opt.step, retried on sub-steps as the natural formulation's are
    (simulation.max_substeps), with the natural model's state in jd->aux made current. */
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+
+/* The forward sensitivities in joint coordinates (joint_sens.c): mbd_forward of a model whose
+   natural coordinates serve jm. */
+mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
+                           double* psi, double* grad, mb_error* err);
 
 /* mb_simulate in joint coordinates: the observer sees the natural model and its workspace. */
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,

@@ -214,6 +214,7 @@ typedef struct mb_model {
   /* the joint formulation these natural coordinates serve (simulation.formulation "joint"), whose
      coordinates the integrator then takes; owned, NULL in natural coordinates */
   struct mb_joint_model* joint;
+  int exploded; /* every joint expressed by its rows (the joint formulation's natural model) */
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */
@@ -285,7 +286,7 @@ typedef struct mb_data {
   double* qhat_a;  /* (nq) */
 
   mb_report report;
-  double power_prev; /* non-conservative power at the previous step */
+  double power_prev;           /* non-conservative power at the previous step */
   struct mb_joint_data* joint; /* the joint formulation's workspace (mb_model.joint), owned */
 } mb_data;
 
@@ -306,9 +307,9 @@ const char* mb_model_linear_solver(const mb_model* m);
 int mb_model_coordinate_count(const mb_model* m);
 int mb_model_constraint_count(const mb_model* m);
 
-/* 1 when gradients (the forward and adjoint sensitivities) are available for m: in natural
-   coordinates; 0 in joint coordinates, which simulate only so far. */
-int mb_model_gradients_available(const mb_model* m);
+/* 1 when the adjoint sensitivity is available for m: in natural coordinates; 0 in joint
+   coordinates, which have the forward sensitivity only so far. */
+int mb_model_adjoint_available(const mb_model* m);
 
 /* What those coordinates are, for messages: "coordinates" (natural), or "joint coordinates
    (RTdyn0)" / "joint coordinates (RTdyn1)". */
