@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "frames.h"
-#include "joint_model.h"
+#include "joint_tangent.h"
 #include "mbopt/sensitivity.h"
 #include "sens.h"
 #include "structure.h"
@@ -26,32 +26,23 @@ typedef struct joint_sens {
   mb_joint_data* jd;
   const mb_model* aux;
   mb_data* da;
+  mb_joint_tangent* tg; /* the equations' derivatives at a state */
   sens_ws* ws; /* the natural model's: tangent models, explicit terms, and the natural state
                   sensitivities the functionals read */
   int p, nz, nt, nc, nq;
-  mb_tree_spatial *sp, *sy;  /* the motion at the state's rates; at a projection's rate change */
-  double* frame;             /* (p x nbody x 6) joint frame points' derivatives (tree.h) */
-  double *R, *Rv, *Ra, *Rad; /* (nq x nz, by columns) dq/dz, dqd/dz, dqdd/dz, dqdd/dzd */
-  double *K, *C, *M, *T;     /* (nz x nz, by columns) */
-  double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
-                                Hessian alone */
-  double *phid_q, *phidd_q;  /* (pattern of Phi_q) */
-  double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */
+  double* frame; /* (p x nbody x 6) joint frame points' derivatives (tree.h) */
   double *zr, *zdr, *zddr, *hat_v, *hat_a, *zdr_star, *zddr_star, *rhs; /* (nz x p) */
   double *lamr, *s1, *s2, *g;                                           /* (nc x p) */
-  double *dq, *dqd, *dqdd;        /* (nq x p) the natural state's explicit parameter derivatives */
-  double *w, *u, *v, *scr, *rows; /* (nq) x 3, (6 nq), (aux ncon) */
-  double *col, *yz, *work;        /* (nz), (nz), (2 nz + nc) */
-  double* pattern;                /* (nnz of the dense pattern) the tangent matrix's values */
+  double *dq, *dqd, *dqdd; /* (nq x p) the natural state's explicit parameter derivatives */
+  double *yz, *work;       /* (nz), (3 nz + nc): zd*, zdd*, then the KKT solves' scratch */
   mb_factor lu;
 } joint_sens;
 
 static void joint_sens_free(joint_sens* js) {
-  mb_tree_spatial_free(js->sp);
-  mb_tree_spatial_free(js->sy);
+  mb_joint_tangent_free(js->tg);
   mb_factor_release(&js->lu);
   free(js->frame);
-  free(js->R);
+  free(js->zr);
   sens_free(js->ws);
 }
 
@@ -61,32 +52,23 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   js->jm = jm, js->jd = jd, js->aux = jm->aux, js->da = jd->aux, js->p = p;
   const mb_tree* t = jm->tree;
   const size_t nz = jm->nz, nc = jm->ncon, nq = jm->aux->nq, np = p > 0 ? p : 1;
-  const size_t nsys = jm->aux->structure->sys->nnz, nphi = jm->aux->structure->phiq.nnz;
-  const size_t ncon = jm->aux->ncon;
   js->nz = (int)nz, js->nt = t->nz, js->nc = (int)nc, js->nq = (int)nq;
   js->ws = sens_create(desc, jm->aux, p, err);
   if (!js->ws) return err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
-  js->sp = mb_tree_spatial_create(t);
-  js->sy = mb_tree_spatial_create(t);
+  js->tg = mb_joint_tangent_create(jm, jd);
   js->frame = calloc(np * 6 * t->nbody + 1, sizeof(double));
-  js->R = calloc(4 * nq * nz + 4 * nz * nz + nsys + 2 * nphi + ncon + 8 * nz * np + 4 * nc * np +
-                     3 * nq * np + 9 * nq + ncon + 4 * nz + nc + jm->full->nnz + 1,
-                 sizeof(double));
-  if (!js->sp || !js->sy || !js->frame || !js->R || mb_factor_init(&js->lu, &jm->lu) != 0)
+  const size_t size[] = {nz * np, nz * np, nz * np, nz * np, nz * np,    nz * np,
+                         nz * np, nz * np, nc * np, nc * np, nc * np,    nc * np,
+                         nq * np, nq * np, nq * np, nz,      3 * nz + nc};
+  double** fields[] = {&js->zr,        &js->zdr, &js->zddr, &js->hat_v, &js->hat_a, &js->zdr_star,
+                       &js->zddr_star, &js->rhs, &js->lamr, &js->s1,    &js->s2,    &js->g,
+                       &js->dq,        &js->dqd, &js->dqdd, &js->yz,    &js->work};
+  size_t total = 1;
+  for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
+  double* b = calloc(total, sizeof(double));
+  js->zr = b;
+  if (!js->tg || !js->frame || !b || mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
-  double* b = js->R + nq * nz;
-  double** fields[] = {
-      &js->Rv,    &js->Ra,     &js->Rad,      &js->K,         &js->C,    &js->M,    &js->T,
-      &js->KH,    &js->phid_q, &js->phidd_q,  &js->lam,       &js->zr,   &js->zdr,  &js->zddr,
-      &js->hat_v, &js->hat_a,  &js->zdr_star, &js->zddr_star, &js->rhs,  &js->lamr, &js->s1,
-      &js->s2,    &js->g,      &js->dq,       &js->dqd,       &js->dqdd, &js->w,    &js->u,
-      &js->v,     &js->scr,    &js->rows,     &js->col,       &js->yz,   &js->work, &js->pattern};
-  const size_t size[] = {
-      nq * nz, nq * nz, nq * nz, nz * nz, nz * nz, nz * nz,     nz * nz,
-      nsys,    nphi,    nphi,    ncon,    nz * np, nz * np,     nz * np,
-      nz * np, nz * np, nz * np, nz * np, nz * np, nc * np,     nc * np,
-      nc * np, nc * np, nq * np, nq * np, nq * np, nq,          nq,
-      nq,      6 * nq,  ncon,    nz,      nz,      2 * nz + nc, (size_t)jm->full->nnz};
   for (size_t f = 0; f < sizeof size / sizeof *size; f++) *fields[f] = b, b += size[f];
   for (int k = 0; k < p; k++) {
     const mb_status st = mb_tree_frame_derivatives(t, desc, mb_desc_gradient_param(desc, k),
@@ -94,152 +76,6 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
     if (st != MB_OK) return st;
   }
   return MB_OK;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   the natural state and its derivatives */
-
-/* The natural model's rates at joint rates zd, zdd (positions: the last mb_joint_constraints),
-   its constraint rows and their rate Jacobians, and the spatial motion. */
-static void natural_state(joint_sens* js, const double* zd, const double* zdd) {
-  const mb_joint_model* jm = js->jm;
-  mb_joint_data* jd = js->jd;
-  const mb_tree* t = jm->tree;
-  mb_tree_velocities(t, zd, jd->st);
-  mb_tree_natural_velocities(jd->st, js->aux, 0, NULL, js->da->qd);
-  mb_joint_states_to_natural(jm, zd, js->da->qd);
-  mb_tree_accelerations(t, jd->z, zd, zdd, jd->st);
-  mb_tree_natural_accelerations(jd->st, js->aux, 0, NULL, js->da->qdd);
-  mb_joint_states_to_natural(jm, zdd, js->da->qdd);
-  mb_tree_spatial_motion(t, jd->st, jd->z, zd, zdd, js->sp);
-  js->da->t = jd->t;
-  mb_constraints_cache(js->aux, js->da, 2);
-  mbd_constraints_rows(js->aux, js->da, js->phid_q, js->phidd_q);
-}
-
-/* R, Rv, Ra and Rad at the motion js->sp. */
-static void columns(joint_sens* js) {
-  const mb_joint_model* jm = js->jm;
-  const size_t nq = js->nq, n = nq * js->nz;
-  memset(js->R, 0, 4 * n * sizeof(double)); /* R, Rv, Ra, Rad are contiguous */
-  for (int j = 0; j < js->nt; j++) {
-    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}}, zd = {j, 0, 1, 0, 0, 0, {0, 0, 0}};
-    mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &z, NULL, js->R + j * nq,
-                            js->Rv + j * nq, js->Ra + j * nq);
-    mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &zd, NULL, NULL, NULL,
-                            js->Rad + j * nq);
-  }
-  for (int k = 0; k < jm->nstate; k++) js->R[(js->nt + k) * nq + jm->state_qadr[k]] = 1;
-}
-
-/* y (nz) = s R^T x (+ y when add) */
-static void rt_mul(const joint_sens* js, const double* x, double s, int add, double* y) {
-  for (int j = 0; j < js->nz; j++)
-    y[j] = (add ? y[j] : 0) + s * mbu_dot(js->nq, js->R + (size_t)j * js->nq, x);
-}
-
-/* y (nq) = X x for X (nq x nz by columns) */
-static void natural_of(const joint_sens* js, const double* X, const double* x, double* y) {
-  memset(y, 0, (size_t)js->nq * sizeof(double));
-  for (int j = 0; j < js->nz; j++)
-    if (x[j] != 0)
-      for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
-}
-
-/* js->lam = the joint multipliers mult (ncon) on the imposed rows; js->KH = the stiffness (with
-   stiffness) plus sum lam_i Hessian(Phi_i). */
-static void multipliers(joint_sens* js, const double* mult, int stiffness) {
-  const mb_model* aux = js->aux;
-  memset(js->lam, 0, (size_t)aux->ncon * sizeof(double));
-  for (int i = 0; i < js->jm->nrow; i++) js->lam[js->jm->row[i]] = mult[i];
-  const size_t nsys = aux->structure->sys->nnz;
-  if (stiffness)
-    memcpy(js->KH, js->da->stiff, nsys * sizeof(double));
-  else
-    memset(js->KH, 0, nsys * sizeof(double));
-  mb_constraints_add_hessian(aux, js->da, js->lam, 1, js->KH);
-}
-
-/* js->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n */
-static void natural_residual(joint_sens* js, const double* x, int forces) {
-  const mb_model* aux = js->aux;
-  memset(js->w, 0, (size_t)js->nq * sizeof(double));
-  if (x) mb_mass_mul(aux, x, 1, js->w);
-  for (int i = 0; forces && i < js->nq; i++) js->w[i] -= js->da->force[i];
-  mb_rows_mul_t(&aux->structure->phiq, js->da->phiq, js->lam, 1, js->w);
-}
-
-/* A (nz x nz by columns) += d(R^T w)/dz at fixed w (js->w): the tree's geometric term, and the
-   Euler normalisations' Hessians 2 mult_e I. */
-static void add_geometric(joint_sens* js, const double* mult, double* A) {
-  const mb_joint_model* jm = js->jm;
-  const mb_tree* t = jm->tree;
-  mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
-  for (int j = 0; j < js->nt; j++) {
-    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}};
-    mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &z, js->w, js->R + (size_t)j * js->nq,
-                           js->col);
-    for (int i = 0; i < js->nt; i++) A[(size_t)j * js->nz + i] += js->col[i];
-  }
-  for (int n = 0; n < t->nnorm; n++)
-    for (int k = 0; k < 4; k++) {
-      const int a = t->normadr[n] + k;
-      A[(size_t)a * js->nz + a] += 2 * mult[jm->nrow + n];
-    }
-}
-
-/* The dynamic matrices at the dynamic state (its rates in the natural state, forces evaluated):
-   K = d(R^T w)/dz, C = d(R^T w)/dzd, M = R^T M^n R. */
-static void dynamic_matrices(joint_sens* js) {
-  const mb_model* aux = js->aux;
-  const mb_pattern* sys = aux->structure->sys;
-  const size_t nq = js->nq, nz = js->nz;
-  multipliers(js, js->jd->lambda, 1);
-  natural_residual(js, js->da->qdd, 1);
-  memset(js->K, 0, nz * nz * sizeof(double));
-  add_geometric(js, js->jd->lambda, js->K);
-  for (size_t j = 0; j < nz; j++) {
-    double* u = js->u;
-    memset(u, 0, nq * sizeof(double));
-    mb_spmv(sys, js->KH, js->R + j * nq, 1, u);
-    mb_spmv(sys, js->da->damp, js->Rv + j * nq, 1, u);
-    mb_mass_mul(aux, js->Ra + j * nq, 1, u);
-    rt_mul(js, u, 1, 1, js->K + j * nz);
-    memset(u, 0, nq * sizeof(double));
-    mb_spmv(sys, js->da->damp, js->R + j * nq, 1, u);
-    mb_mass_mul(aux, js->Rad + j * nq, 1, u);
-    rt_mul(js, u, 1, 0, js->C + j * nz);
-    memset(u, 0, nq * sizeof(double));
-    mb_mass_mul(aux, js->R + j * nq, 1, u);
-    rt_mul(js, u, 1, 0, js->M + j * nz);
-  }
-}
-
-/* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a
-   projection) and mult, at the projected state's positions. */
-static void projection_matrix(joint_sens* js, const double* y, const double* mult, double* P) {
-  const mb_model* aux = js->aux;
-  const mb_tree* t = js->jm->tree;
-  const size_t nq = js->nq, nz = js->nz;
-  multipliers(js, mult, 0);
-  natural_of(js, js->R, y, js->v);
-  natural_residual(js, js->v, 0);
-  memset(P, 0, nz * nz * sizeof(double));
-  add_geometric(js, mult, P);
-  /* d(R y)/dz: the velocities of the rates y */
-  mb_tree_spatial_motion(t, js->jd->st, js->jd->z, y, NULL, js->sy);
-  for (size_t j = 0; j < nz; j++) {
-    double* u = js->u;
-    memset(u, 0, nq * sizeof(double));
-    if ((int)j < js->nt) {
-      const mb_tree_direction z = {(int)j, 1, 0, 0, 0, 0, {0, 0, 0}};
-      memset(js->v, 0, nq * sizeof(double));
-      mb_tree_natural_tangent(t, js->jd->st, js->sy, aux, &z, NULL, NULL, js->v, NULL);
-      mb_mass_mul(aux, js->v, 1, u);
-    }
-    mb_spmv(aux->structure->sys, js->KH, js->R + j * nq, 1, u);
-    rt_mul(js, u, 1, 1, P + j * nz);
-  }
 }
 
 /* dq, dqd, dqdd (nq each, at the motion sp) += the natural state's derivative with respect to
@@ -250,7 +86,7 @@ static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double*
   const mb_tree* t = js->jm->tree;
   const mb_tree_state* st = js->jd->st;
   const size_t nq = js->nq;
-  double *x = js->scr + 3 * nq, *xd = x + nq, *xdd = xd + nq;
+  double *x = js->tg->scr + 3 * nq, *xd = x + nq, *xdd = xd + nq;
   const double* dp = js->frame + (size_t)k * 6 * t->nbody;
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   /* each moved frame point, then the elements' local values (no frame moved) */
@@ -273,8 +109,8 @@ static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double*
       mb_tree_natural_tangent(t, st, sp, js->aux, &dir, local, x, xd, xdd);
       for (size_t i = 0; i < nq; i++) dq[i] += x[i], dqd[i] += xd[i], dqdd[i] += xdd[i];
       if (!w) continue;
-      mb_tree_column_tangent(t, st, sp, js->aux, &dir, w, x, js->col);
-      for (int i = 0; i < js->nt; i++) r[i] -= js->col[i];
+      mb_tree_column_tangent(t, st, sp, js->aux, &dir, w, x, js->tg->col);
+      for (int i = 0; i < js->nt; i++) r[i] -= js->tg->col[i];
     }
 }
 
@@ -287,15 +123,15 @@ static void imposed_rows(const joint_sens* js, const double* gn, double s, int a
 /* The explicit terms of parameter k at the dynamic state (level 0) or of the velocity (1) or
    acceleration (2) projection at the projected state, at fixed joint coordinates and rates:
    r (nz) and g (nc) of the tangent linear system, and the parameter's natural state derivatives
-   at fixed z into column k of js->dq, dqd, dqdd. The system's R^T w is that of js->w (summed by
-   add_geometric), and a projection's M^n d(R y) that of the rates of js->sy. */
+   at fixed z into column k of js->dq, dqd, dqdd. The system's R^T w is that of js->tg->w (summed by
+   add_geometric), and a projection's M^n d(R y) that of the rates of js->tg->sy. */
 static void explicit_terms(joint_sens* js, int k, int level, double* r, double* g) {
   const mb_model* aux = js->aux;
   const mb_pattern* sys = aux->structure->sys;
   const mb_rows* phiq = &aux->structure->phiq;
   const size_t nq = js->nq;
   double *dq = js->dq + k * nq, *dqd = js->dqd + k * nq, *dqdd = js->dqdd + k * nq;
-  double *rn = js->u, *x = js->v, *gn = js->rows;
+  double *rn = js->tg->u, *x = js->tg->v, *gn = js->tg->rows;
   memset(rn, 0, nq * sizeof(double));
   memset(gn, 0, (size_t)aux->ncon * sizeof(double));
   if (sens_active(js->ws, k, js->da->t)) {
@@ -304,36 +140,36 @@ static void explicit_terms(joint_sens* js, int k, int level, double* r, double* 
     else
       sens_explicit_projection(aux, js->da, js->ws, k, level, rn, gn);
   }
-  rt_mul(js, rn, 1, 0, r);
+  mb_joint_tangent_rt_mul(js->tg, rn, 1, 0, r);
   imposed_rows(js, gn, 1, 0, g);
   /* the natural state moved at fixed z, and what the system's terms make of it */
   memset(dq, 0, nq * sizeof(double));
   memset(dqd, 0, nq * sizeof(double));
   memset(dqdd, 0, nq * sizeof(double));
-  parameter_motion(js, k, js->sp, dq, dqd, dqdd, js->w, r);
+  parameter_motion(js, k, js->tg->sp, dq, dqd, dqdd, js->tg->w, r);
   memset(x, 0, nq * sizeof(double));
   memset(gn, 0, (size_t)aux->ncon * sizeof(double));
-  mb_spmv(sys, js->KH, dq, 1, x);
+  mb_spmv(sys, js->tg->KH, dq, 1, x);
   if (level == 0) {
     mb_spmv(sys, js->da->damp, dqd, 1, x);
     mb_mass_mul(aux, dqdd, 1, x);
     mb_rows_mul(phiq, js->da->phiq, dq, 1, gn);
   } else {
     /* (d^level Phi/dt^level)_q dq and its rate derivatives */
-    mb_rows_mul(phiq, level == 1 ? js->phid_q : js->phidd_q, dq, 1, gn);
-    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->phid_q, dqd, level, gn);
+    mb_rows_mul(phiq, level == 1 ? js->tg->phid_q : js->tg->phidd_q, dq, 1, gn);
+    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->tg->phid_q, dqd, level, gn);
     if (level == 2) mb_rows_mul(phiq, js->da->phiq, dqdd, 1, gn);
-    double* y = js->scr; /* positions, rates and accelerations along the rates y */
+    double* y = js->tg->scr; /* positions, rates and accelerations along the rates y */
     memset(y, 0, 3 * nq * sizeof(double));
-    parameter_motion(js, k, js->sy, y, y + nq, y + 2 * nq, NULL, NULL);
+    parameter_motion(js, k, js->tg->sy, y, y + nq, y + 2 * nq, NULL, NULL);
     mb_mass_mul(aux, y + nq, 1, x);
   }
-  rt_mul(js, x, -1, 1, r);
+  mb_joint_tangent_rt_mul(js->tg, x, -1, 1, r);
   imposed_rows(js, gn, -1, 1, g);
 }
 
 /* The parameters' natural state derivatives at fixed z (columns of js->dq, dqd, dqdd) at the
-   motion js->sp. */
+   motion js->tg->sp. */
 static void state_parameter_motion(joint_sens* js) {
   const size_t nq = js->nq;
   for (int k = 0; k < js->p; k++) {
@@ -341,7 +177,7 @@ static void state_parameter_motion(joint_sens* js) {
     memset(dq, 0, nq * sizeof(double));
     memset(dqd, 0, nq * sizeof(double));
     memset(dqdd, 0, nq * sizeof(double));
-    parameter_motion(js, k, js->sp, dq, dqd, dqdd, NULL, NULL);
+    parameter_motion(js, k, js->tg->sp, dq, dqd, dqdd, NULL, NULL);
   }
 }
 
@@ -357,8 +193,8 @@ static void natural_sensitivities(joint_sens* js) {
     memcpy(qdr, js->dqd + k * nq, nq * sizeof(double));
     memcpy(qddr, js->dqdd + k * nq, nq * sizeof(double));
     for (size_t j = 0; j < nz; j++) {
-      const double *R = js->R + j * nq, *Rv = js->Rv + j * nq, *Ra = js->Ra + j * nq;
-      const double* Rad = js->Rad + j * nq;
+      const double *R = js->tg->R + j * nq, *Rv = js->tg->Rv + j * nq, *Ra = js->tg->Ra + j * nq;
+      const double* Rad = js->tg->Rad + j * nq;
       for (size_t i = 0; i < nq; i++) {
         qr[i] += R[i] * zr[j];
         qdr[i] += Rv[i] * zr[j] + R[i] * zdr[j];
@@ -387,7 +223,7 @@ static mb_status initial_sensitivities(joint_sens* js, mb_error* err) {
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
   }
   for (size_t i = 0; i < nq; i++)
-    for (size_t j = 0; j < nz; j++) A[i * nz + j] = js->R[j * nq + i];
+    for (size_t j = 0; j < nz; j++) A[i * nz + j] = js->tg->R[j * nq + i];
   for (size_t n = 0; n < nn; n++)
     for (int c = 0; c < 4; c++) A[(nq + n) * nz + t->normadr[n] + c] = z[t->normadr[n] + c];
   state_parameter_motion(js);
@@ -401,9 +237,9 @@ static mb_status initial_sensitivities(joint_sens* js, mb_error* err) {
       const double *zr = js->zr + k * nz, *zdr = js->zdr + k * nz;
       for (size_t i = 0; i < nq; i++) b[i] = from[level][k * nq + i] - known[level][k * nq + i];
       for (size_t j = 0; j < nz && level > 0; j++) {
-        const double* X = level == 1 ? js->Rv : js->Ra;
+        const double* X = level == 1 ? js->tg->Rv : js->tg->Ra;
         for (size_t i = 0; i < nq; i++)
-          b[i] -= X[j * nq + i] * zr[j] + (level == 2 ? js->Rad[j * nq + i] * zdr[j] : 0);
+          b[i] -= X[j * nq + i] * zr[j] + (level == 2 ? js->tg->Rad[j * nq + i] * zdr[j] : 0);
       }
       /* e.e = 1: e.e_rho = 0, e.ed_rho = -e_rho.ed, e.edd_rho = -e_rho.edd - 2 ed.ed_rho */
       for (size_t n = 0; n < nn; n++) {
@@ -460,13 +296,13 @@ static mb_status dynamic_sensitivity(joint_sens* js, mb_error* err) {
   for (int i = 0; i < nz; i++)
     star[i] = cv * jd->z[i] - jd->zhat_v[i], star[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
   mb_joint_constraints(jm, jd);
-  natural_state(js, star, star + nz);
-  columns(js);
+  mb_joint_tangent_state(js->tg, star, star + nz);
+  mb_joint_tangent_columns(js->tg);
   mb_forces(js->aux, js->da, 1);
-  dynamic_matrices(js);
-  memcpy(js->da->lambda, js->lam, (size_t)js->aux->ncon * sizeof(double));
-  double* A = js->T;
-  for (int k = 0; k < nz * nz; k++) A[k] = js->K[k] + cv * js->C[k] + ca * js->M[k];
+  mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
+  memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
+  double* A = js->tg->T;
+  for (int k = 0; k < nz * nz; k++) A[k] = js->tg->K[k] + cv * js->tg->C[k] + ca * js->tg->M[k];
   for (int i = 0; i < nc; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
     const double c = o->penalty * jm->scale[i];
@@ -474,14 +310,15 @@ static mb_status dynamic_sensitivity(joint_sens* js, mb_error* err) {
       for (int k = 0; k < nz; k++) A[(size_t)j * nz + k] += c * a[j] * a[k];
   }
   for (int i = 0; i < nz; i++)
-    for (int j = 0; j < nz; j++) js->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
-  if (mb_factor_compute(&js->lu, js->pattern) != 0)
+    for (int j = 0; j < nz; j++)
+      js->tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
+  if (mb_factor_compute(&js->lu, js->tg->pattern) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", jd->t);
   for (int k = 0; k < js->p; k++) {
     double *r = js->rhs + (size_t)k * nz, *g = js->g + (size_t)k * nc;
     explicit_terms(js, k, 0, r, g);
-    dense_mul(nz, js->M, js->hat_a + (size_t)k * nz, 1, r);
-    dense_mul(nz, js->C, js->hat_v + (size_t)k * nz, 1, r);
+    dense_mul(nz, js->tg->M, js->hat_a + (size_t)k * nz, 1, r);
+    dense_mul(nz, js->tg->C, js->hat_v + (size_t)k * nz, 1, r);
     for (int i = 0; i < nc; i++) g[i] = -g[i]; /* as Phi_z x + rhs = 0 */
     mb_joint_kkt(jm, jd, &js->lu, o->penalty, 100, 1e-14, r, js->zr + (size_t)k * nz, g,
                  js->lamr + (size_t)k * nc, js->work + 2 * nz);
@@ -510,37 +347,38 @@ static void projection_sensitivity(joint_sens* js, int level) {
   const double* mult = level == 1 ? jd->sigma : jd->kappa;
   double* y = js->yz;
   for (int i = 0; i < nz; i++) y[i] = x[i] - js->work[(level - 1) * nz + i];
-  projection_matrix(js, y, mult, js->T);
+  mb_joint_tangent_projection(js->tg, y, mult, js->tg->T);
   /* the natural model's projection: x* = x - R y, and its multipliers */
   double* xs = level == 1 ? js->da->qd_star : js->da->qdd_star;
   const double* xn = level == 1 ? js->da->qd : js->da->qdd;
-  natural_of(js, js->R, y, js->u);
-  for (int i = 0; i < nq; i++) xs[i] = xn[i] - js->u[i];
-  memcpy(level == 1 ? js->da->sigma : js->da->kappa, js->lam, (size_t)aux->ncon * sizeof(double));
+  mb_joint_tangent_natural_of(js->tg, js->tg->R, y, js->tg->u);
+  for (int i = 0; i < nq; i++) xs[i] = xn[i] - js->tg->u[i];
+  memcpy(level == 1 ? js->da->sigma : js->da->kappa, js->tg->lam,
+         (size_t)aux->ncon * sizeof(double));
   double* xr = level == 1 ? js->zdr : js->zddr;
   const double* xr_star = level == 1 ? js->zdr_star : js->zddr_star;
   for (int k = 0; k < js->p; k++) {
-    double *r = js->rhs + (size_t)k * nz, *g = js->g + (size_t)k * nc, *gn = js->rows;
+    double *r = js->rhs + (size_t)k * nz, *g = js->g + (size_t)k * nc, *gn = js->tg->rows;
     const double *zr = js->zr + (size_t)k * nz, *zdr = js->zdr + (size_t)k * nz;
     explicit_terms(js, k, level, r, g);
-    dense_mul(nz, js->M, xr_star + (size_t)k * nz, 1, r);
-    dense_mul(nz, js->T, zr, -1, r);
+    dense_mul(nz, js->tg->M, xr_star + (size_t)k * nz, 1, r);
+    dense_mul(nz, js->tg->T, zr, -1, r);
     /* the constraint rows' rhs: (d^level Phi)_z z_rho [+ (d2Phi/dt2)_zd zd_rho] - g */
-    double* a = js->v;
+    double* a = js->tg->v;
     memset(gn, 0, (size_t)aux->ncon * sizeof(double));
-    natural_of(js, js->R, zr, a);
-    mb_rows_mul(phiq, level == 1 ? js->phid_q : js->phidd_q, a, 1, gn);
-    natural_of(js, js->Rv, zr, a);
-    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->phid_q, a, level, gn);
+    mb_joint_tangent_natural_of(js->tg, js->tg->R, zr, a);
+    mb_rows_mul(phiq, level == 1 ? js->tg->phid_q : js->tg->phidd_q, a, 1, gn);
+    mb_joint_tangent_natural_of(js->tg, js->tg->Rv, zr, a);
+    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->tg->phid_q, a, level, gn);
     if (level == 2) {
-      natural_of(js, js->Ra, zr, a);
+      mb_joint_tangent_natural_of(js->tg, js->tg->Ra, zr, a);
       mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
-      natural_of(js, js->R, zdr, a);
-      mb_rows_mul(phiq, js->phid_q, a, 2, gn);
-      natural_of(js, js->Rad, zdr, a);
+      mb_joint_tangent_natural_of(js->tg, js->tg->R, zdr, a);
+      mb_rows_mul(phiq, js->tg->phid_q, a, 2, gn);
+      mb_joint_tangent_natural_of(js->tg, js->tg->Rad, zdr, a);
       mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
     }
-    imposed_rows(js, gn, 1, 0, js->col);
+    imposed_rows(js, gn, 1, 0, js->tg->col);
     /* Euler normalisations: d(2 e.ed)/de = 2 ed; d(2 e.edd + 2 ed.ed)/de and /ded: 2 edd, 4 ed */
     for (int n = 0; n < t->nnorm; n++) {
       const int a0 = t->normadr[n];
@@ -548,9 +386,9 @@ static void projection_sensitivity(joint_sens* js, int level) {
       for (int c = 0; c < 4; c++)
         v += level == 1 ? 2 * jd->zd[a0 + c] * zr[a0 + c]
                         : 2 * jd->zdd[a0 + c] * zr[a0 + c] + 4 * jd->zd[a0 + c] * zdr[a0 + c];
-      js->col[jm->nrow + n] = v;
+      js->tg->col[jm->nrow + n] = v;
     }
-    for (int i = 0; i < nc; i++) g[i] = js->col[i] - g[i];
+    for (int i = 0; i < nc; i++) g[i] = js->tg->col[i] - g[i];
     mb_joint_kkt(jm, jd, &jd->projection, jd->proj_penalty, 100, 1e-14, r, xr + (size_t)k * nz, g,
                  (level == 1 ? js->s1 : js->s2) + (size_t)k * nc, js->work + 2 * nz);
   }
@@ -559,8 +397,8 @@ static void projection_sensitivity(joint_sens* js, int level) {
 /* The projected state: its natural rates and constraint rows, the spatial motion and the
    columns. */
 static void projected_state(joint_sens* js) {
-  natural_state(js, js->jd->zd, js->jd->zdd);
-  columns(js);
+  mb_joint_tangent_state(js->tg, js->jd->zd, js->jd->zdd);
+  mb_joint_tangent_columns(js->tg);
 }
 
 mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,

@@ -1,0 +1,206 @@
+/* The exact derivatives of the joint formulation's equations of motion (joint_tangent.h). */
+#include "joint_tangent.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "structure.h"
+
+mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd) {
+  mb_joint_tangent* tg = calloc(1, sizeof *tg);
+  if (!tg) return NULL;
+  const mb_tree* t = jm->tree;
+  const size_t nz = jm->nz, nq = jm->aux->nq, ncon = jm->aux->ncon;
+  const size_t nsys = jm->aux->structure->sys->nnz, nphi = jm->aux->structure->phiq.nnz;
+  tg->jm = jm, tg->jd = jd, tg->aux = jm->aux, tg->da = jd->aux;
+  tg->nz = (int)nz, tg->nt = t->nz, tg->nc = jm->ncon, tg->nq = (int)nq;
+  tg->sp = mb_tree_spatial_create(t);
+  tg->sy = mb_tree_spatial_create(t);
+  const size_t size[] = {nq * nz,
+                         nq * nz,
+                         nq * nz,
+                         nq * nz,
+                         nz * nz,
+                         nz * nz,
+                         nz * nz,
+                         nz * nz,
+                         nsys,
+                         nphi,
+                         nphi,
+                         ncon,
+                         nq,
+                         nq,
+                         nq,
+                         6 * nq,
+                         ncon,
+                         nz,
+                         (size_t)jm->full->nnz};
+  double** fields[] = {&tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,      &tg->C, &tg->M,
+                       &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,    &tg->w, &tg->u,
+                       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern};
+  size_t total = 1;
+  for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
+  double* b = calloc(total, sizeof(double));
+  if (!tg->sp || !tg->sy || !b) {
+    free(b);
+    mb_joint_tangent_free(tg);
+    return NULL;
+  }
+  for (size_t f = 0; f < sizeof size / sizeof *size; f++) *fields[f] = b, b += size[f];
+  return tg;
+}
+
+void mb_joint_tangent_free(mb_joint_tangent* tg) {
+  if (!tg) return;
+  mb_tree_spatial_free(tg->sp);
+  mb_tree_spatial_free(tg->sy);
+  free(tg->R);
+  free(tg);
+}
+
+/* The natural model's rates at joint rates zd, zdd (positions: the last mb_joint_constraints),
+   its constraint rows and their rate Jacobians, and the spatial motion. */
+void mb_joint_tangent_state(mb_joint_tangent* js, const double* zd, const double* zdd) {
+  const mb_joint_model* jm = js->jm;
+  mb_joint_data* jd = js->jd;
+  const mb_tree* t = jm->tree;
+  mb_tree_velocities(t, zd, jd->st);
+  mb_tree_natural_velocities(jd->st, js->aux, 0, NULL, js->da->qd);
+  mb_joint_states_to_natural(jm, zd, js->da->qd);
+  mb_tree_accelerations(t, jd->z, zd, zdd, jd->st);
+  mb_tree_natural_accelerations(jd->st, js->aux, 0, NULL, js->da->qdd);
+  mb_joint_states_to_natural(jm, zdd, js->da->qdd);
+  mb_tree_spatial_motion(t, jd->st, jd->z, zd, zdd, js->sp);
+  js->da->t = jd->t;
+  mb_constraints_cache(js->aux, js->da, 2);
+  mbd_constraints_rows(js->aux, js->da, js->phid_q, js->phidd_q);
+}
+
+/* R, Rv, Ra and Rad at the motion js->sp. */
+void mb_joint_tangent_columns(mb_joint_tangent* js) {
+  const mb_joint_model* jm = js->jm;
+  const size_t nq = js->nq, n = nq * js->nz;
+  memset(js->R, 0, 4 * n * sizeof(double)); /* R, Rv, Ra, Rad are contiguous */
+  for (int j = 0; j < js->nt; j++) {
+    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}}, zd = {j, 0, 1, 0, 0, 0, {0, 0, 0}};
+    mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &z, NULL, js->R + j * nq,
+                            js->Rv + j * nq, js->Ra + j * nq);
+    mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &zd, NULL, NULL, NULL,
+                            js->Rad + j * nq);
+  }
+  for (int k = 0; k < jm->nstate; k++) js->R[(js->nt + k) * nq + jm->state_qadr[k]] = 1;
+}
+
+/* y (nz) = s R^T x (+ y when add) */
+void mb_joint_tangent_rt_mul(const mb_joint_tangent* js, const double* x, double s, int add,
+                             double* y) {
+  for (int j = 0; j < js->nz; j++)
+    y[j] = (add ? y[j] : 0) + s * mbu_dot(js->nq, js->R + (size_t)j * js->nq, x);
+}
+
+/* y (nq) = X x for X (nq x nz by columns) */
+void mb_joint_tangent_natural_of(const mb_joint_tangent* js, const double* X, const double* x,
+                                 double* y) {
+  memset(y, 0, (size_t)js->nq * sizeof(double));
+  for (int j = 0; j < js->nz; j++)
+    if (x[j] != 0)
+      for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
+}
+
+/* js->lam = the joint multipliers mult (ncon) on the imposed rows; js->KH = the stiffness (with
+   stiffness) plus sum lam_i Hessian(Phi_i). */
+void mb_joint_tangent_multipliers(mb_joint_tangent* js, const double* mult, int stiffness) {
+  const mb_model* aux = js->aux;
+  memset(js->lam, 0, (size_t)aux->ncon * sizeof(double));
+  for (int i = 0; i < js->jm->nrow; i++) js->lam[js->jm->row[i]] = mult[i];
+  const size_t nsys = aux->structure->sys->nnz;
+  if (stiffness)
+    memcpy(js->KH, js->da->stiff, nsys * sizeof(double));
+  else
+    memset(js->KH, 0, nsys * sizeof(double));
+  mb_constraints_add_hessian(aux, js->da, js->lam, 1, js->KH);
+}
+
+/* js->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n */
+void mb_joint_tangent_residual(mb_joint_tangent* js, const double* x, int forces) {
+  const mb_model* aux = js->aux;
+  memset(js->w, 0, (size_t)js->nq * sizeof(double));
+  if (x) mb_mass_mul(aux, x, 1, js->w);
+  for (int i = 0; forces && i < js->nq; i++) js->w[i] -= js->da->force[i];
+  mb_rows_mul_t(&aux->structure->phiq, js->da->phiq, js->lam, 1, js->w);
+}
+
+/* A (nz x nz by columns) += d(R^T w)/dz at fixed w (js->w): the tree's geometric term, and the
+   Euler normalisations' Hessians 2 mult_e I. */
+void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, double* A) {
+  const mb_joint_model* jm = js->jm;
+  const mb_tree* t = jm->tree;
+  mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
+  for (int j = 0; j < js->nt; j++) {
+    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}};
+    mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &z, js->w, js->R + (size_t)j * js->nq,
+                           js->col);
+    for (int i = 0; i < js->nt; i++) A[(size_t)j * js->nz + i] += js->col[i];
+  }
+  for (int n = 0; n < t->nnorm; n++)
+    for (int k = 0; k < 4; k++) {
+      const int a = t->normadr[n] + k;
+      A[(size_t)a * js->nz + a] += 2 * mult[jm->nrow + n];
+    }
+}
+
+/* The dynamic matrices at the dynamic state (its rates in the natural state, forces evaluated):
+   K = d(R^T w)/dz, C = d(R^T w)/dzd, M = R^T M^n R. */
+void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
+  const mb_model* aux = js->aux;
+  const mb_pattern* sys = aux->structure->sys;
+  const size_t nq = js->nq, nz = js->nz;
+  mb_joint_tangent_multipliers(js, mult, 1);
+  mb_joint_tangent_residual(js, js->da->qdd, 1);
+  memset(js->K, 0, nz * nz * sizeof(double));
+  mb_joint_tangent_add_geometric(js, mult, js->K);
+  for (size_t j = 0; j < nz; j++) {
+    double* u = js->u;
+    memset(u, 0, nq * sizeof(double));
+    mb_spmv(sys, js->KH, js->R + j * nq, 1, u);
+    mb_spmv(sys, js->da->damp, js->Rv + j * nq, 1, u);
+    mb_mass_mul(aux, js->Ra + j * nq, 1, u);
+    mb_joint_tangent_rt_mul(js, u, 1, 1, js->K + j * nz);
+    memset(u, 0, nq * sizeof(double));
+    mb_spmv(sys, js->da->damp, js->R + j * nq, 1, u);
+    mb_mass_mul(aux, js->Rad + j * nq, 1, u);
+    mb_joint_tangent_rt_mul(js, u, 1, 0, js->C + j * nz);
+    memset(u, 0, nq * sizeof(double));
+    mb_mass_mul(aux, js->R + j * nq, 1, u);
+    mb_joint_tangent_rt_mul(js, u, 1, 0, js->M + j * nz);
+  }
+}
+
+/* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a
+   projection) and mult, at the projected state's positions. */
+void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const double* mult,
+                                 double* P) {
+  const mb_model* aux = js->aux;
+  const mb_tree* t = js->jm->tree;
+  const size_t nq = js->nq, nz = js->nz;
+  mb_joint_tangent_multipliers(js, mult, 0);
+  mb_joint_tangent_natural_of(js, js->R, y, js->v);
+  mb_joint_tangent_residual(js, js->v, 0);
+  memset(P, 0, nz * nz * sizeof(double));
+  mb_joint_tangent_add_geometric(js, mult, P);
+  /* d(R y)/dz: the velocities of the rates y */
+  mb_tree_spatial_motion(t, js->jd->st, js->jd->z, y, NULL, js->sy);
+  for (size_t j = 0; j < nz; j++) {
+    double* u = js->u;
+    memset(u, 0, nq * sizeof(double));
+    if ((int)j < js->nt) {
+      const mb_tree_direction z = {(int)j, 1, 0, 0, 0, 0, {0, 0, 0}};
+      memset(js->v, 0, nq * sizeof(double));
+      mb_tree_natural_tangent(t, js->jd->st, js->sy, aux, &z, NULL, NULL, js->v, NULL);
+      mb_mass_mul(aux, js->v, 1, u);
+    }
+    mb_spmv(aux->structure->sys, js->KH, js->R + j * nq, 1, u);
+    mb_joint_tangent_rt_mul(js, u, 1, 1, P + j * nz);
+  }
+}

@@ -1,0 +1,70 @@
+/* The exact derivatives of the joint formulation's equations of motion (joint_tangent.c), for
+   its Newton matrix and its sensitivities: written through the natural coordinates q(z) of the
+   exploded model,
+     M zdd + Phi_z^T lambda - Q = R^T w,   w = M^n qdd - Q^n + Phi_q^T lambda,
+   with qd = R zd and qdd = R zdd + Rdot zd, their derivatives are the natural model's (K, C,
+   M^n, the constraints' Hessians) carried by R and the derivatives of the natural state
+   (tree_tangent.c). Dense in the joint coordinates. Internal. */
+#ifndef MBOPT_JOINT_TANGENT_H
+#define MBOPT_JOINT_TANGENT_H
+
+#include "joint_model.h"
+
+typedef struct mb_joint_tangent {
+  const mb_joint_model* jm;
+  mb_joint_data* jd;
+  const mb_model* aux;
+  mb_data* da;
+  int nz, nt, nc, nq;
+  mb_tree_spatial *sp, *sy;  /* the motion at the state's rates; at a projection's rate change */
+  double *R, *Rv, *Ra, *Rad; /* (nq x nz, by columns) dq/dz, dqd/dz, dqdd/dz, dqdd/dzd */
+  double *K, *C, *M, *T;     /* (nz x nz, by columns) */
+  double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
+                                Hessian alone */
+  double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
+  double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */
+  double *w, *u, *v, *scr, *rows; /* (nq) x 3, (6 nq), (aux ncon) scratch; w the natural residual */
+  double* col;                    /* (nz) scratch */
+  double* pattern;                /* (nnz of the dense pattern) a matrix's values on it */
+} mb_joint_tangent;
+
+mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd);
+void mb_joint_tangent_free(mb_joint_tangent* tg);
+
+/* The natural model's rates at joint rates zd, zdd (positions: the last mb_joint_constraints),
+   its constraint rows and their rate Jacobians, and the spatial motion. */
+void mb_joint_tangent_state(mb_joint_tangent* tg, const double* zd, const double* zdd);
+
+/* R, Rv, Ra and Rad at the motion tg->sp. */
+void mb_joint_tangent_columns(mb_joint_tangent* tg);
+
+/* y (nz) = s R^T x (+ y when add). */
+void mb_joint_tangent_rt_mul(const mb_joint_tangent* tg, const double* x, double s, int add,
+                             double* y);
+
+/* y (nq) = X x for X (nq x nz by columns). */
+void mb_joint_tangent_natural_of(const mb_joint_tangent* tg, const double* X, const double* x,
+                                 double* y);
+
+/* tg->lam = the joint multipliers mult (ncon) on the imposed rows; tg->KH = the stiffness (with
+   stiffness) plus sum lam_i Hessian(Phi_i). */
+void mb_joint_tangent_multipliers(mb_joint_tangent* tg, const double* mult, int stiffness);
+
+/* tg->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n. */
+void mb_joint_tangent_residual(mb_joint_tangent* tg, const double* x, int forces);
+
+/* A (nz x nz by columns) += d(R^T w)/dz at fixed w (tg->w): the tree's geometric term, and the
+   Euler normalisations' Hessians 2 mult_e I. */
+void mb_joint_tangent_add_geometric(mb_joint_tangent* tg, const double* mult, double* A);
+
+/* The dynamic matrices at the state of tg (forces evaluated with their Jacobians) with
+   multipliers mult (ncon): K = d(M zdd + Phi_z^T mult - Q)/dz, C = its derivative with respect
+   to zd, M = R^T M^n R. */
+void mb_joint_tangent_dynamics(mb_joint_tangent* tg, const double* mult);
+
+/* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint rates: a projection's rate
+   change) and mult, at the state's positions. */
+void mb_joint_tangent_projection(mb_joint_tangent* tg, const double* y, const double* mult,
+                                 double* P);
+
+#endif
