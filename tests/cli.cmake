@@ -266,13 +266,16 @@ mbopt_cli_test(simulate_joint_json 0 "\"formulation\":\"joint\",\"coordinates\":
   simulate problems/vehicle/step_descent.json --formulation joint --t-end 0.05 --json)
 # gradients in joint coordinates: the forward method against differences, planar (the five-bar),
 # with Euler parameters and controllers (the pendulum on its table), with cut spatial joints (the
-# governor); the adjoint is refused by name
+# governor), the buggy's lane change (a free chassis, tyres); the adjoint is refused by name
 mbopt_cli_test(check_joint_fivebar 0 "method +forward \\(joint coordinates.*0 failed: passed" 0
   check problems/fivebar.json --formulation joint)
 mbopt_cli_test(check_joint_pendulum 0 "0 failed: passed" 0
   check problems/control/pendulum_pid.json --formulation joint)
 mbopt_cli_test(check_joint_governor 0 "0 failed: passed" 0
   check problems/control/governor_design.json --formulation joint --t-end 0.5)
+mbopt_cli_test(check_joint_double_lane_change 0 "0 failed: passed" 0
+  check problems/vehicle/double_lane_change.json --formulation joint --method forward --t-end 2
+  --tolerance 1e-4)
 mbopt_cli_test(gradient_joint_adjoint_refused 3
   "the adjoint method is not available in joint coordinates yet; the forward method is" 1
   gradient problems/fivebar.json --formulation joint --method adjoint)
