@@ -56,7 +56,3 @@ const char* mb_model_coordinate_name(const mb_model* m) {
   return m->joint->ref == MB_REFERENCE_GLOBAL_ORIGIN ? "joint coordinates (RTdyn1)"
                                                      : "joint coordinates (RTdyn0)";
 }
-
-int mb_model_adjoint_available(const mb_model* m) {
-  return !m->joint;
-}

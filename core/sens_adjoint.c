@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "joint/joint_model.h"
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
@@ -499,10 +500,7 @@ static int second_point(const mb_model* m, sens_point* pt) {
 
 mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
                       double* psi, double* grad, size_t* memory, mb_error* err) {
-  if (m->joint)
-    return mb_error_set(err, MB_ERR_ARGUMENT,
-                        "gradient: the adjoint method is not available in joint coordinates yet; "
-                        "the forward method is (--method forward, or auto)");
+  if (m->joint) return mb_joint_adjoint(desc, m->joint, d->joint, psi, grad, memory, err);
   const int p = mb_desc_gradient_count(desc), nf = m->nfunctional, nq = m->nq, nc = m->ncon;
   const double h = m->opt.step;
   const long nstep = mb_step_count(m);

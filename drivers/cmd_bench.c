@@ -115,10 +115,8 @@ int cmd_bench(int argc, char** argv) {
   grad = calloc((size_t)m->nfunctional * d.nparam, sizeof(double));
   mb_status st = MB_OK;
   double seconds[RUN_COUNT];
-  /* the sensitivities the formulation has (joint coordinates: the forward one) */
-  const int adjoint = mb_model_adjoint_available(m);
   for (int kind = 0; kind < RUN_COUNT; kind++) {
-    const int skip = (kind == RUN_DIFFERENCES && !fd) || (!adjoint && kind == RUN_ADJOINT);
+    const int skip = kind == RUN_DIFFERENCES && !fd;
     seconds[kind] = skip ? NAN : time_runs(&d, m, kind, (int)repeat, psi, grad, &st);
   }
   if (st != MB_OK) {
@@ -153,7 +151,6 @@ int cmd_bench(int argc, char** argv) {
         "functionals\n",
         d.name, mb_model_coordinate_count(m), mb_model_coordinate_name(m), steps, m->opt.step,
         d.nparam, m->nfunctional);
-    if (!adjoint) printf("adjoint gradient      not available in joint coordinates yet\n");
     printf("fastest of %ld runs     seconds   / simulation\n", repeat);
     for (int kind = 0; kind < RUN_COUNT; kind++)
       if (!isnan(seconds[kind]))

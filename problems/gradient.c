@@ -30,12 +30,6 @@ int mb_method_parse(const char* name) {
 
 static void choose(const mb_desc* desc, const mb_model* m, mb_gradient_info* info) {
   const int p = mb_desc_gradient_count(desc), nf = m->nfunctional;
-  if (m->joint) {
-    info->method = MB_METHOD_FORWARD;
-    snprintf(info->reason, sizeof info->reason,
-             "joint coordinates: the forward method is the one built for them");
-    return;
-  }
   info->method = p > nf ? MB_METHOD_ADJOINT : MB_METHOD_FORWARD;
   snprintf(info->reason, sizeof info->reason,
            "p = %d parameters %s m = %d functionals: per step the forward method solves p sets of "

@@ -266,9 +266,9 @@ mbopt_cli_test(simulate_joint_json 0 "\"formulation\":\"joint\",\"coordinates\":
   simulate problems/vehicle/step_descent.json --formulation joint --t-end 0.05 --json)
 # gradients in joint coordinates: the forward method against differences, planar (the five-bar),
 # with Euler parameters and controllers (the pendulum on its table), with cut spatial joints (the
-# governor), the buggy's lane change (a free chassis, tyres); the adjoint is refused by name
-mbopt_cli_test(check_joint_fivebar 0 "method +forward \\(joint coordinates.*0 failed: passed" 0
-  check problems/fivebar.json --formulation joint)
+# governor), the buggy's lane change (a free chassis, tyres); the discrete adjoint likewise
+mbopt_cli_test(check_joint_fivebar 0 "method +forward \\(requested\\).*0 failed: passed" 0
+  check problems/fivebar.json --formulation joint --method forward)
 mbopt_cli_test(check_joint_pendulum 0 "0 failed: passed" 0
   check problems/control/pendulum_pid.json --formulation joint)
 mbopt_cli_test(check_joint_governor 0 "0 failed: passed" 0
@@ -276,9 +276,10 @@ mbopt_cli_test(check_joint_governor 0 "0 failed: passed" 0
 mbopt_cli_test(check_joint_double_lane_change 0 "0 failed: passed" 0
   check problems/vehicle/double_lane_change.json --formulation joint --method forward --t-end 2
   --tolerance 1e-4)
-mbopt_cli_test(gradient_joint_adjoint_refused 3
-  "the adjoint method is not available in joint coordinates yet; the forward method is" 1
-  gradient problems/fivebar.json --formulation joint --method adjoint)
+mbopt_cli_test(check_joint_fivebar_adjoint 0 "method +adjoint \\(requested\\).*0 failed: passed" 0
+  check problems/fivebar.json --formulation joint --method adjoint)
+mbopt_cli_test(check_joint_governor_adjoint 0 "0 failed: passed" 0
+  check problems/control/governor_design.json --formulation joint --method adjoint --t-end 0.5)
 mbopt_cli_test(simulate_joint_controllers 0 "12 joint coordinates .RTdyn0., 1 constraints, 2 controllers with 6 state coordinates, 5 DOF.*cost = 256\\.97[0-9]*.*completed" 0
   simulate problems/control/pendulum_pid.json --formulation joint)
 mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
@@ -289,5 +290,5 @@ mbopt_cli_test(optimize_joint_gradient_free 0 "maxeval = 3 evaluations spent" 0
   --maxeval 3 --out ${PROJECT_BINARY_DIR}/optimize-joint-bobyqa)
 # bench in joint coordinates: the simulation and central differences, the sensitivities said
 # to be missing
-mbopt_cli_test(bench_joint 0 "4 joint coordinates .RTdyn0.*adjoint gradient +not available in joint coordinates yet.*simulation .*forward gradient .*central differences" 0
+mbopt_cli_test(bench_joint 0 "4 joint coordinates .RTdyn0.*simulation .*forward gradient .*adjoint gradient .*central differences" 0
   bench problems/fivebar.json --formulation joint --repeat 1 --t-end 0.5)

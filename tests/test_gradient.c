@@ -16,9 +16,11 @@ static const double reference[3][5] = {{-4.2288, 3.2116, 0.31866, 0.44235, 3.359
 static const double reference_psi[3] = {0.7268777, 7.342272, 304.92075};
 static const double converged_psi[3] = {0.726877, 7.34229, 304.921};
 
-/* The forward gradient at step h in natural coordinates (formulation 0) or joint coordinates
-   with reference point formulation - 1. */
-static int forward(double step, int formulation, mb_desc* d, double* psi, double* grad) {
+/* The gradient at step h by the forward method (or with adjoint the discrete adjoint) in
+   natural coordinates (formulation 0) or joint coordinates with reference point
+   formulation - 1. */
+static int gradient(double step, int formulation, int adjoint, mb_desc* d, double* psi,
+                    double* grad) {
   mb_error err;
   mb_model* m = NULL;
   if (mb_desc_load_json("problems/fivebar.json", d, &err) != MB_OK) return 0;
@@ -30,7 +32,8 @@ static int forward(double step, int formulation, mb_desc* d, double* psi, double
   if (mb_compile(d, &m, &err) != MB_OK) return printf("     %s\n", err.message), 0;
   m->opt.step = step;
   mb_data* data = mb_data_create(m);
-  mb_status st = mbd_forward(d, m, data, psi, grad, &err);
+  mb_status st = adjoint ? mbd_adjoint(d, m, data, 0, psi, grad, NULL, &err)
+                         : mbd_forward(d, m, data, psi, grad, &err);
   if (st != MB_OK) printf("     %s\n", err.message);
   mb_data_free(data);
   mb_model_free(m);
@@ -47,7 +50,7 @@ int main(void) {
   static const char* formulation[3] = {"natural", "joint RTdyn0", "joint RTdyn1"};
   int ok;
   for (int fm = 0; fm < 3; fm++) {
-    ok = forward(1e-3, fm, &d, psi, grad);
+    ok = gradient(1e-3, fm, 0, &d, psi, grad);
     snprintf(what, sizeof what, "%s: five-bar forward gradient at h = 1e-3 runs", formulation[fm]);
     mbt_check(&t, ok, what, ok, 1);
     for (int f = 0; ok && f < 3; f++) {
@@ -67,10 +70,19 @@ int main(void) {
       }
     }
     mb_desc_free(&d);
+    /* the discrete adjoint gives the same gradient to 1e-8, entry by entry */
+    double psi_a[3], grad_a[15], worst = 0;
+    const int ok_a = ok && gradient(1e-3, fm, 1, &d, psi_a, grad_a);
+    for (int i = 0; ok_a && i < 15; i++)
+      worst = fmax(worst, fabs(grad_a[i] - grad[i]) / fabs(grad[i]));
+    snprintf(what, sizeof what, "%s: adjoint against forward, largest relative difference",
+             formulation[fm]);
+    mbt_check(&t, ok_a && worst <= 1e-8, what, worst, 1e-8);
+    mb_desc_free(&d);
   }
 
   /* h = 1e-2: d psi1 / d[Ls1, Ls2] of seed 001 */
-  ok = forward(1e-2, 0, &d, psi, grad);
+  ok = gradient(1e-2, 0, 0, &d, psi, grad);
   if (ok) {
     const double seed001[2] = {-4.2294, 3.2114};
     for (int k = 0; k < 2; k++) {

@@ -17,6 +17,7 @@ typedef struct joint_step {
   const mb_joint_model* jm;
   mb_joint_data* jd;
   mb_factor* factor; /* the projections' and KKT solves' leading matrix */
+  int transpose;     /* solve with its transpose */
 } joint_step;
 
 /* A (values on the full pattern) = the dense row-major D. */
@@ -120,12 +121,10 @@ static void joint_phi_mul_t(void* ctx, const double* w, double* y) {
 
 static void joint_projection_solve(void* ctx, double* b) {
   const joint_step* c = ctx;
-  mb_factor_solve(c->factor, 0, 1, b);
+  mb_factor_solve(c->factor, c->transpose, 1, b);
 }
 
-/* Factorises M + pen Phi_z^T S Phi_z, pen by the natural formulation's rule
-   (mbu_projection_penalty). */
-static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->nz;
   double metric = 0, mass = 0, *D = jd->work + jm->ncon;
   for (int j = 0; j < nz; j++) {
@@ -146,10 +145,10 @@ static mb_status factor_projection(const mb_joint_model* jm, mb_joint_data* jd, 
   return MB_OK;
 }
 
-double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, double pen,
-                    int iterations, double tol, const double* b0, double* x, const double* rhs,
-                    double* mult, double* work) {
-  joint_step c = {jm, jd, f};
+double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, int transpose,
+                    double pen, int iterations, double tol, const double* b0, double* x,
+                    const double* rhs, double* mult, double* work) {
+  joint_step c = {jm, jd, f, transpose};
   const mb_projection p = {jm->nz,
                            jm->ncon,
                            jm->scale,
@@ -167,7 +166,7 @@ double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, d
 static double project(const mb_joint_model* jm, mb_joint_data* jd, const double* b0, double* x,
                       const double* rhs, double* mult) {
   const mb_settings* o = &jm->aux->opt;
-  return mb_joint_kkt(jm, jd, &jd->projection, jd->proj_penalty, o->projection_iterations,
+  return mb_joint_kkt(jm, jd, &jd->projection, 0, jd->proj_penalty, o->projection_iterations,
                       o->tol_projection, b0, x, rhs, mult, jd->work);
 }
 
@@ -194,7 +193,7 @@ static mb_status project_state(const mb_joint_model* jm, mb_joint_data* jd, mb_e
   double* b0 = jd->r;
   mb_joint_constraint_time(jm, jd);
   mb_joint_mass(jm, jd);
-  mb_status st = factor_projection(jm, jd, err);
+  mb_status st = mb_joint_factor_projection(jm, jd, err);
   if (st != MB_OK) return st;
   mass_mul(jm, jd, jd->zd, b0);
   const double phid = project(jm, jd, b0, jd->zd, jd->phit, jd->sigma);
@@ -231,7 +230,7 @@ static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_
    context, filled). */
 static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
                                 joint_step* c) {
-  *c = (joint_step){jm, jd, NULL};
+  *c = (joint_step){jm, jd, NULL, 0};
   return (mb_stepper){.ops = &joint_ops,
                       .ctx = c,
                       .opt = opt,
@@ -295,7 +294,7 @@ static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
 }
 
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  joint_step c = {jm, jd, NULL};
+  joint_step c = {jm, jd, NULL, 0};
   const mb_retry r = {&c,         &jm->aux->opt, &jd->aux->report, retry_step, retry_substeps,
                       retry_save, retry_restore};
   return mb_step_retrying(&r, NULL, err);
@@ -341,7 +340,7 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   mb_joint_constraints(jm, jd);
   mb_joint_constraint_rates(jm, jd);
   mb_joint_dynamics(jm, jd, 0);
-  if ((st = factor_projection(jm, jd, err)) != MB_OK) return st;
+  if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) return st;
   memcpy(jd->r, jd->Q, (size_t)nz * sizeof(double));
   project(jm, jd, jd->r, jd->zdd, jd->phidd_rhs, jd->lambda);
   mb_tree_natural_velocities(jd->st, aux, 0, NULL, da->qd);
@@ -370,7 +369,7 @@ static double run_driver_power(void* ctx) {
 
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err) {
-  joint_step c = {jm, jd, NULL};
+  joint_step c = {jm, jd, NULL, 0};
   const mb_run run = {&c, run_assemble, run_step, run_driver_power};
   return mb_run_simulation(jm->aux, jd->aux, &run, obs, user, err);
 }

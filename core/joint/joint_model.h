@@ -122,9 +122,14 @@ mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_erro
    of mb_project_iterate on the factorised f = P + pen Phi_z^T S Phi_z, Phi_z that of jd; mult
    (ncon) starts the iteration and receives the multipliers; work: nz + ncon. Returns the final
    violation. */
-double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, double pen,
-                    int iterations, double tol, const double* b0, double* x, const double* rhs,
-                    double* mult, double* work);
+double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, int transpose,
+                    double pen, int iterations, double tol, const double* b0, double* x,
+                    const double* rhs, double* mult, double* work);
+
+/* Factorises jd->projection = M + pen Phi_z^T S Phi_z at the positions of the last
+   mb_joint_constraints and jd->M, pen (jd->proj_penalty) by the natural formulation's rule
+   (mbu_projection_penalty). */
+mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* The rest of mb_joint_assemble once the natural model is assembled in jd->aux. */
 mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
@@ -133,10 +138,12 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
    (simulation.max_substeps), with the natural model's state in jd->aux made current. */
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
-/* The forward sensitivities in joint coordinates (joint_sens.c): mbd_forward of a model whose
-   natural coordinates serve jm. */
+/* The sensitivities in joint coordinates (joint_sens.c): mbd_forward and mbd_adjoint of a model
+   whose natural coordinates serve jm. The adjoint keeps every step's state (memory: its bytes). */
 mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
                            double* psi, double* grad, mb_error* err);
+mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
+                           double* psi, double* grad, size_t* memory, mb_error* err);
 
 /* mb_simulate in joint coordinates: the observer sees the natural model and its workspace. */
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,

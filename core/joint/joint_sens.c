@@ -275,20 +275,30 @@ static void sensitivity_history(joint_sens* js) {
   }
 }
 
-/* y (n) += s A x for A (n x n by columns) */
-static void dense_mul(int n, const double* A, const double* x, double s, double* y) {
-  for (int j = 0; j < n; j++)
-    if (x[j] != 0)
-      for (int i = 0; i < n; i++) y[i] += s * A[(size_t)j * n + i] * x[j];
+/* y (n) += s A x, or with transpose s A^T x, for A (n x n by columns) */
+static void dense_mul(int n, const double* A, int transpose, const double* x, double s, double* y) {
+  for (int j = 0; j < n; j++) {
+    const double* a = A + (size_t)j * n;
+    if (transpose)
+      y[j] += s * mbu_dot(n, a, x);
+    else if (x[j] != 0)
+      for (int i = 0; i < n; i++) y[i] += s * a[i] * x[j];
+  }
 }
 
-/* The tangent linear model of the step just taken (eq. 23 in joint coordinates):
-     (K + cv C + ca M) z_rho + Phi_z^T lambda_rho = r + M hat_a + C hat_v,  Phi_z z_rho = g,
-   solved on the factorised K + cv C + ca M + alpha Phi_z^T S Phi_z. The Newmark rates zd*, zdd*
-   stay in js->work for the projections. */
-static mb_status dynamic_sensitivity(joint_sens* js, mb_error* err) {
+/* y (nz) += s X^T x for X (nq x nz by columns): one of R, Rv, Ra, Rad */
+static void columns_t_mul(const joint_sens* js, const double* X, const double* x, double s,
+                          double* y) {
+  for (int j = 0; j < js->nz; j++) y[j] += s * mbu_dot(js->nq, X + (size_t)j * js->nq, x);
+}
+
+/* The dynamic state of the step just taken: its Newmark rates (into js->work), K, C and M, the
+   factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in
+   joint coordinates), and each parameter's explicit terms into r (nz x p), g (nc x p). */
+static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* err) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
+  mb_joint_tangent* tg = js->tg;
   const mb_settings* o = &js->aux->opt;
   const int nz = js->nz, nc = js->nc;
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
@@ -296,13 +306,13 @@ static mb_status dynamic_sensitivity(joint_sens* js, mb_error* err) {
   for (int i = 0; i < nz; i++)
     star[i] = cv * jd->z[i] - jd->zhat_v[i], star[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
   mb_joint_constraints(jm, jd);
-  mb_joint_tangent_state(js->tg, star, star + nz);
-  mb_joint_tangent_columns(js->tg);
+  mb_joint_tangent_state(tg, star, star + nz);
+  mb_joint_tangent_columns(tg);
   mb_forces(js->aux, js->da, 1);
-  mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
-  memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
-  double* A = js->tg->T;
-  for (int k = 0; k < nz * nz; k++) A[k] = js->tg->K[k] + cv * js->tg->C[k] + ca * js->tg->M[k];
+  mb_joint_tangent_dynamics(tg, jd->lambda);
+  memcpy(js->da->lambda, tg->lam, (size_t)js->aux->ncon * sizeof(double));
+  double* A = tg->T;
+  for (int k = 0; k < nz * nz; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
   for (int i = 0; i < nc; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
     const double c = o->penalty * jm->scale[i];
@@ -310,88 +320,11 @@ static mb_status dynamic_sensitivity(joint_sens* js, mb_error* err) {
       for (int k = 0; k < nz; k++) A[(size_t)j * nz + k] += c * a[j] * a[k];
   }
   for (int i = 0; i < nz; i++)
-    for (int j = 0; j < nz; j++)
-      js->tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
-  if (mb_factor_compute(&js->lu, js->tg->pattern) != 0)
+    for (int j = 0; j < nz; j++) tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
+  if (mb_factor_compute(&js->lu, tg->pattern) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular tangent linear model", jd->t);
-  for (int k = 0; k < js->p; k++) {
-    double *r = js->rhs + (size_t)k * nz, *g = js->g + (size_t)k * nc;
-    explicit_terms(js, k, 0, r, g);
-    dense_mul(nz, js->tg->M, js->hat_a + (size_t)k * nz, 1, r);
-    dense_mul(nz, js->tg->C, js->hat_v + (size_t)k * nz, 1, r);
-    for (int i = 0; i < nc; i++) g[i] = -g[i]; /* as Phi_z x + rhs = 0 */
-    mb_joint_kkt(jm, jd, &js->lu, o->penalty, 100, 1e-14, r, js->zr + (size_t)k * nz, g,
-                 js->lamr + (size_t)k * nc, js->work + 2 * nz);
-    for (int i = 0; i < nz; i++) {
-      const size_t c = (size_t)k * nz + i;
-      js->zdr_star[c] = cv * js->zr[c] - js->hat_v[c];
-      js->zddr_star[c] = ca * js->zr[c] - js->hat_a[c];
-    }
-  }
+  for (int k = 0; k < js->p; k++) explicit_terms(js, k, 0, r + (size_t)k * nz, g + (size_t)k * nc);
   return MB_OK;
-}
-
-/* The velocity (level 1) or acceleration (level 2) projection's sensitivities at the projected
-   state (its natural state and columns formed):
-     M x + Phi_z^T s = M x*_rho - P z_rho + r,
-     Phi_z x = -(d^level Phi/dt^level)_z z_rho [- (d2Phi/dt2)_zd zd_rho] + g,
-   P the derivative of the projection's M y + Phi_z^T mult at fixed y = x - x* and mult. */
-static void projection_sensitivity(joint_sens* js, int level) {
-  const mb_joint_model* jm = js->jm;
-  mb_joint_data* jd = js->jd;
-  const mb_model* aux = js->aux;
-  const mb_rows* phiq = &aux->structure->phiq;
-  const mb_tree* t = jm->tree;
-  const int nz = js->nz, nc = js->nc, nq = js->nq;
-  const double* x = level == 1 ? jd->zd : jd->zdd;
-  const double* mult = level == 1 ? jd->sigma : jd->kappa;
-  double* y = js->yz;
-  for (int i = 0; i < nz; i++) y[i] = x[i] - js->work[(level - 1) * nz + i];
-  mb_joint_tangent_projection(js->tg, y, mult, js->tg->T);
-  /* the natural model's projection: x* = x - R y, and its multipliers */
-  double* xs = level == 1 ? js->da->qd_star : js->da->qdd_star;
-  const double* xn = level == 1 ? js->da->qd : js->da->qdd;
-  mb_joint_tangent_natural_of(js->tg, js->tg->R, y, js->tg->u);
-  for (int i = 0; i < nq; i++) xs[i] = xn[i] - js->tg->u[i];
-  memcpy(level == 1 ? js->da->sigma : js->da->kappa, js->tg->lam,
-         (size_t)aux->ncon * sizeof(double));
-  double* xr = level == 1 ? js->zdr : js->zddr;
-  const double* xr_star = level == 1 ? js->zdr_star : js->zddr_star;
-  for (int k = 0; k < js->p; k++) {
-    double *r = js->rhs + (size_t)k * nz, *g = js->g + (size_t)k * nc, *gn = js->tg->rows;
-    const double *zr = js->zr + (size_t)k * nz, *zdr = js->zdr + (size_t)k * nz;
-    explicit_terms(js, k, level, r, g);
-    dense_mul(nz, js->tg->M, xr_star + (size_t)k * nz, 1, r);
-    dense_mul(nz, js->tg->T, zr, -1, r);
-    /* the constraint rows' rhs: (d^level Phi)_z z_rho [+ (d2Phi/dt2)_zd zd_rho] - g */
-    double* a = js->tg->v;
-    memset(gn, 0, (size_t)aux->ncon * sizeof(double));
-    mb_joint_tangent_natural_of(js->tg, js->tg->R, zr, a);
-    mb_rows_mul(phiq, level == 1 ? js->tg->phid_q : js->tg->phidd_q, a, 1, gn);
-    mb_joint_tangent_natural_of(js->tg, js->tg->Rv, zr, a);
-    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->tg->phid_q, a, level, gn);
-    if (level == 2) {
-      mb_joint_tangent_natural_of(js->tg, js->tg->Ra, zr, a);
-      mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
-      mb_joint_tangent_natural_of(js->tg, js->tg->R, zdr, a);
-      mb_rows_mul(phiq, js->tg->phid_q, a, 2, gn);
-      mb_joint_tangent_natural_of(js->tg, js->tg->Rad, zdr, a);
-      mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
-    }
-    imposed_rows(js, gn, 1, 0, js->tg->col);
-    /* Euler normalisations: d(2 e.ed)/de = 2 ed; d(2 e.edd + 2 ed.ed)/de and /ded: 2 edd, 4 ed */
-    for (int n = 0; n < t->nnorm; n++) {
-      const int a0 = t->normadr[n];
-      double v = 0;
-      for (int c = 0; c < 4; c++)
-        v += level == 1 ? 2 * jd->zd[a0 + c] * zr[a0 + c]
-                        : 2 * jd->zdd[a0 + c] * zr[a0 + c] + 4 * jd->zd[a0 + c] * zdr[a0 + c];
-      js->tg->col[jm->nrow + n] = v;
-    }
-    for (int i = 0; i < nc; i++) g[i] = js->tg->col[i] - g[i];
-    mb_joint_kkt(jm, jd, &jd->projection, jd->proj_penalty, 100, 1e-14, r, xr + (size_t)k * nz, g,
-                 (level == 1 ? js->s1 : js->s2) + (size_t)k * nc, js->work + 2 * nz);
-  }
 }
 
 /* The projected state: its natural rates and constraint rows, the spatial motion and the
@@ -399,6 +332,198 @@ static void projection_sensitivity(joint_sens* js, int level) {
 static void projected_state(joint_sens* js) {
   mb_joint_tangent_state(js->tg, js->jd->zd, js->jd->zdd);
   mb_joint_tangent_columns(js->tg);
+}
+
+/* At the projected state, the velocity (level 1) or acceleration (level 2) projection
+     M x + Phi_z^T mult = M x*,  Phi_z x = -(the rest of d^level Phi/dt^level):
+   P (nz x nz) = d(M y + Phi_z^T mult)/dz at fixed y = x - x* (x* of dynamic_point) and mult,
+   the natural model's projection state, and each parameter's explicit terms into r, g. */
+static void projection_point(joint_sens* js, int level, double* P, double* r, double* g) {
+  mb_joint_data* jd = js->jd;
+  mb_joint_tangent* tg = js->tg;
+  const int nz = js->nz, nq = js->nq;
+  const double* x = level == 1 ? jd->zd : jd->zdd;
+  double* y = js->yz;
+  for (int i = 0; i < nz; i++) y[i] = x[i] - js->work[(level - 1) * nz + i];
+  mb_joint_tangent_projection(tg, y, level == 1 ? jd->sigma : jd->kappa, P);
+  /* the natural model's projection: x* = x - R y, and its multipliers */
+  double* xs = level == 1 ? js->da->qd_star : js->da->qdd_star;
+  const double* xn = level == 1 ? js->da->qd : js->da->qdd;
+  mb_joint_tangent_natural_of(tg, tg->R, y, tg->u);
+  for (int i = 0; i < nq; i++) xs[i] = xn[i] - tg->u[i];
+  memcpy(level == 1 ? js->da->sigma : js->da->kappa, tg->lam,
+         (size_t)js->aux->ncon * sizeof(double));
+  for (int k = 0; k < js->p; k++)
+    explicit_terms(js, k, level, r + (size_t)k * nz, g + (size_t)k * js->nc);
+}
+
+/* out (nc) = the level's constraint rates differentiated at the projected state:
+   (d^level Phi/dt^level)_z zr [+ (d2Phi/dt2)_zd zdr], the Euler normalisations'
+   d(2 e.ed)/de = 2 ed, d(2 e.edd + 2 ed.ed)/de = 2 edd and /ded = 4 ed included. */
+static void rate_rows(joint_sens* js, int level, const double* zr, const double* zdr, double* out) {
+  const mb_tree* t = js->jm->tree;
+  const mb_joint_data* jd = js->jd;
+  mb_joint_tangent* tg = js->tg;
+  const mb_rows* phiq = &js->aux->structure->phiq;
+  double *a = tg->v, *gn = tg->rows;
+  memset(gn, 0, (size_t)js->aux->ncon * sizeof(double));
+  mb_joint_tangent_natural_of(tg, tg->R, zr, a);
+  mb_rows_mul(phiq, level == 1 ? tg->phid_q : tg->phidd_q, a, 1, gn);
+  mb_joint_tangent_natural_of(tg, tg->Rv, zr, a);
+  mb_rows_mul(phiq, level == 1 ? js->da->phiq : tg->phid_q, a, level, gn);
+  if (level == 2) {
+    mb_joint_tangent_natural_of(tg, tg->Ra, zr, a);
+    mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
+    mb_joint_tangent_natural_of(tg, tg->R, zdr, a);
+    mb_rows_mul(phiq, tg->phid_q, a, 2, gn);
+    mb_joint_tangent_natural_of(tg, tg->Rad, zdr, a);
+    mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
+  }
+  imposed_rows(js, gn, 1, 0, out);
+  for (int n = 0; n < t->nnorm; n++) {
+    const int e = t->normadr[n];
+    double v = 0;
+    for (int c = 0; c < 4; c++)
+      v += level == 1 ? 2 * jd->zd[e + c] * zr[e + c]
+                      : 2 * jd->zdd[e + c] * zr[e + c] + 4 * jd->zd[e + c] * zdr[e + c];
+    out[js->jm->nrow + n] = v;
+  }
+}
+
+/* The transpose of rate_rows: oz (nz) += s (d^level Phi/dt^level)_z^T nu and, at level 2,
+   ozd (nz) += s (d2Phi/dt2)_zd^T nu. */
+static void rate_rows_t(joint_sens* js, int level, const double* nu, double s, double* oz,
+                        double* ozd) {
+  const mb_tree* t = js->jm->tree;
+  const mb_joint_data* jd = js->jd;
+  mb_joint_tangent* tg = js->tg;
+  const mb_rows* phiq = &js->aux->structure->phiq;
+  const int nq = js->nq;
+  double *gn = tg->rows, *a = tg->v, *b = tg->u;
+  memset(gn, 0, (size_t)js->aux->ncon * sizeof(double));
+  for (int i = 0; i < js->jm->nrow; i++) gn[js->jm->row[i]] = nu[i];
+  /* b = Phi_q^T nu, a = (the level's rate rows)_q^T nu */
+  memset(a, 0, (size_t)nq * sizeof(double));
+  memset(b, 0, (size_t)nq * sizeof(double));
+  mb_rows_mul_t(phiq, js->da->phiq, gn, 1, b);
+  mb_rows_mul_t(phiq, level == 1 ? tg->phid_q : tg->phidd_q, gn, 1, a);
+  columns_t_mul(js, tg->R, a, s, oz);
+  if (level == 1) {
+    columns_t_mul(js, tg->Rv, b, s, oz);
+  } else {
+    columns_t_mul(js, tg->Ra, b, s, oz);
+    columns_t_mul(js, tg->Rad, b, s, ozd);
+    memset(a, 0, (size_t)nq * sizeof(double));
+    mb_rows_mul_t(phiq, tg->phid_q, gn, 1, a);
+    columns_t_mul(js, tg->Rv, a, 2 * s, oz);
+    columns_t_mul(js, tg->R, a, 2 * s, ozd);
+  }
+  for (int n = 0; n < t->nnorm; n++) {
+    const int e = t->normadr[n];
+    const double w = s * nu[js->jm->nrow + n];
+    for (int c = 0; c < 4; c++) {
+      oz[e + c] += w * 2 * (level == 1 ? jd->zd[e + c] : jd->zdd[e + c]);
+      if (level == 2) ozd[e + c] += w * 4 * jd->zd[e + c];
+    }
+  }
+}
+
+/* mb_joint_kkt to convergence: x (nz) solving P x + Phi_z^T mult = b0, Phi_z x = g (NULL: 0)
+   with the factorised f (transposed: P^T), pen its penalty. */
+static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, double pen, const double* b0,
+                      const double* g, double* x, double* mult) {
+  double* rhs = js->tg->col;
+  for (int i = 0; i < js->nc; i++) rhs[i] = g ? -g[i] : 0;
+  mb_joint_kkt(js->jm, js->jd, f, transpose, pen, 100, 1e-14, b0, x, rhs, mult,
+               js->work + 2 * js->nz);
+  /* the iteration stops before its last multiplier update, which the adjoint reads */
+  for (int i = 0; i < js->nc; i++)
+    mult[i] +=
+        pen * js->jm->scale[i] * (mbu_dot(js->nz, js->jd->phiz + (size_t)i * js->nz, x) + rhs[i]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   forward */
+
+/* The sensitivities through the step just taken: the tangent linear model
+     (K + cv C + ca M) z_rho + Phi_z^T lambda_rho = r + M hat_a + C hat_v,  Phi_z z_rho = g,
+   then the projections
+     M x + Phi_z^T s = M x*_rho - P z_rho + r,
+     Phi_z x = -(d^level Phi/dt^level)_z z_rho [- (d2Phi/dt2)_zd zd_rho] + g. */
+static mb_status forward_step(joint_sens* js, mb_error* err) {
+  const mb_settings* o = &js->aux->opt;
+  const int nz = js->nz, nc = js->nc;
+  const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
+  mb_joint_tangent* tg = js->tg;
+  sensitivity_history(js);
+  mb_status st = dynamic_point(js, js->rhs, js->g, err);
+  if (st != MB_OK) return st;
+  for (int k = 0; k < js->p; k++) {
+    const size_t c = (size_t)k * nz;
+    double* r = js->rhs + c;
+    dense_mul(nz, tg->M, 0, js->hat_a + c, 1, r);
+    dense_mul(nz, tg->C, 0, js->hat_v + c, 1, r);
+    kkt_solve(js, &js->lu, 0, o->penalty, r, js->g + (size_t)k * nc, js->zr + c,
+              js->lamr + (size_t)k * nc);
+    for (int i = 0; i < nz; i++) {
+      js->zdr_star[c + i] = cv * js->zr[c + i] - js->hat_v[c + i];
+      js->zddr_star[c + i] = ca * js->zr[c + i] - js->hat_a[c + i];
+    }
+  }
+  projected_state(js);
+  for (int level = 1; level <= 2; level++) {
+    projection_point(js, level, tg->T, js->rhs, js->g);
+    double* xr = level == 1 ? js->zdr : js->zddr;
+    const double* xr_star = level == 1 ? js->zdr_star : js->zddr_star;
+    for (int k = 0; k < js->p; k++) {
+      const size_t c = (size_t)k * nz, cc = (size_t)k * nc;
+      double *r = js->rhs + c, *g = js->g + cc;
+      dense_mul(nz, tg->M, 0, xr_star + c, 1, r);
+      dense_mul(nz, tg->T, 0, js->zr + c, -1, r);
+      double* rows = js->work + 3 * nz; /* nc */
+      rate_rows(js, level, js->zr + c, js->zdr + c, rows);
+      for (int i = 0; i < nc; i++) g[i] -= rows[i];
+      kkt_solve(js, &js->jd->projection, 0, js->jd->proj_penalty, r, g, xr + c,
+                (level == 1 ? js->s1 : js->s2) + cc);
+    }
+  }
+  return MB_OK;
+}
+
+/* The initial state, its sensitivities (with p > 0) and the first functional terms; after it
+   the natural state and js->zr, zdr, zddr are the initial ones. */
+static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_error* err) {
+  const mb_model* aux = js->aux;
+  mb_data* da = js->da;
+  mb_status st;
+  memset(&da->report, 0, sizeof da->report);
+  if ((st = mb_assemble(aux, da, err)) != MB_OK) return st;
+  if (js->p > 0 && (st = sens_initial(aux, da, js->ws, err)) != MB_OK) return st;
+  if ((st = mb_joint_read_assembly(js->jm, js->jd, err)) != MB_OK) return st;
+  if (js->p > 0) {
+    mb_joint_constraints(js->jm, js->jd);
+    projected_state(js);
+    if ((st = initial_sensitivities(js, err)) != MB_OK) return st;
+    natural_sensitivities(js);
+  }
+  const long nstep = mb_step_count(aux);
+  mb_sensors_angles(aux, da);
+  sens_accumulate(aux, da, js->ws, 0, nstep > 0 ? 0.5 * aux->opt.step : 0, psi, grad);
+  return MB_OK;
+}
+
+/* One step, refused for the sensitivities when it passed only on sub-steps. */
+static mb_status joint_step(joint_sens* js, mb_error* err) {
+  mb_data* da = js->da;
+  const int substepped = da->report.substepped_steps;
+  mb_status st = mb_joint_step(js->jm, js->jd, err);
+  if (st == MB_OK && js->p > 0 && da->report.substepped_steps != substepped)
+    st = mb_error_set(err, MB_NEWTON_FAILED,
+                      "t = %g: the step passed only on sub-steps, which the sensitivities in "
+                      "joint coordinates do not follow yet; a smaller step (--step %g) takes it "
+                      "whole",
+                      js->jd->t, js->aux->opt.step / 4);
+  return st;
 }
 
 mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
@@ -411,38 +536,13 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   if (st != MB_OK) goto done;
   memset(psi, 0, sizeof(double) * aux->nfunctional);
   if (grad) memset(grad, 0, sizeof(double) * aux->nfunctional * p);
-  memset(&da->report, 0, sizeof da->report);
-  if ((st = mb_assemble(aux, da, err)) != MB_OK) goto done;
-  if (p > 0 && (st = sens_initial(aux, da, js.ws, err)) != MB_OK) goto done;
-  if ((st = mb_joint_read_assembly(jm, jd, err)) != MB_OK) goto done;
-  if (p > 0) {
-    mb_joint_constraints(jm, jd);
-    projected_state(&js);
-    if ((st = initial_sensitivities(&js, err)) != MB_OK) goto done;
-    natural_sensitivities(&js);
-  }
+  if ((st = initial_state(&js, psi, grad, err)) != MB_OK) goto done;
   const double h = aux->opt.step;
   const long nstep = mb_step_count(aux);
-  mb_sensors_angles(aux, da);
-  sens_accumulate(aux, da, js.ws, 0, nstep > 0 ? 0.5 * h : 0, psi, grad);
   for (long n = 1; n <= nstep; n++) {
-    const int substepped = da->report.substepped_steps;
-    if ((st = mb_joint_step(jm, jd, err)) != MB_OK) goto done;
-    if (p > 0 && da->report.substepped_steps != substepped) {
-      st = mb_error_set(err, MB_NEWTON_FAILED,
-                        "t = %g: the step passed only on sub-steps, which the sensitivities in "
-                        "joint coordinates do not follow yet; a smaller step (--step %g) takes "
-                        "it whole",
-                        jd->t, h / 4);
-      goto done;
-    }
+    if ((st = joint_step(&js, err)) != MB_OK) goto done;
     if (p > 0) {
-      sensitivity_history(&js);
-      if ((st = dynamic_sensitivity(&js, err)) != MB_OK) goto done;
-      projected_state(&js);
-      projection_sensitivity(&js, 1);
-      projection_sensitivity(&js, 2);
-      projected_state(&js);
+      if ((st = forward_step(&js, err)) != MB_OK) goto done;
       state_parameter_motion(&js);
       natural_sensitivities(&js);
     }
@@ -453,5 +553,193 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
 
 done:
   joint_sens_free(&js);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   discrete adjoint */
+
+/* A step's state, kept for the backward sweep: z, zd, zdd, the Newmark history terms, then the
+   multipliers lambda, sigma, kappa, then t. */
+static size_t record_size(const joint_sens* js) {
+  return 5 * (size_t)js->nz + 3 * (size_t)js->nc + 1;
+}
+
+static void record(joint_sens* js, double* rec, int save) {
+  mb_joint_data* jd = js->jd;
+  double* x[] = {jd->z, jd->zd, jd->zdd, jd->zhat_v, jd->zhat_a, jd->lambda, jd->sigma, jd->kappa};
+  const size_t n[] = {js->nz, js->nz, js->nz, js->nz, js->nz, js->nc, js->nc, js->nc};
+  for (size_t f = 0; f < 8; f++) {
+    if (save)
+      memcpy(rec, x[f], n[f] * sizeof(double));
+    else
+      memcpy(x[f], rec, n[f] * sizeof(double));
+    rec += n[f];
+  }
+  if (save)
+    *rec = jd->t;
+  else
+    jd->t = *rec;
+}
+
+/* mu (3 nz: position, rate, acceleration adjoints of functional f) += weight d g_f/d(z, zd, zdd)
+   at the projected state, and grad (p) += weight times g_f's explicit parameter derivatives. */
+static void functional_adjoint(joint_sens* js, int f, int final, double weight, double* mu,
+                               double* grad) {
+  const mb_model* aux = js->aux;
+  mb_joint_tangent* tg = js->tg;
+  sens_ws* ws = js->ws;
+  const int nz = js->nz, nq = js->nq;
+  double *gq = ws->gq, *gqd = gq + nq, *gqdd = gqd + nq;
+  mbd_functional_partials(aux, js->da, f, final, gq, gqd, gqdd);
+  columns_t_mul(js, tg->R, gq, weight, mu);
+  columns_t_mul(js, tg->Rv, gqd, weight, mu);
+  columns_t_mul(js, tg->Ra, gqdd, weight, mu);
+  columns_t_mul(js, tg->R, gqd, weight, mu + nz);
+  columns_t_mul(js, tg->Rad, gqdd, weight, mu + nz);
+  columns_t_mul(js, tg->R, gqdd, weight, mu + 2 * nz);
+  for (int k = 0; k < js->p; k++) {
+    const size_t c = (size_t)k * nq;
+    double v = ws->func_dep[k] && sens_active(ws, k, js->da->t)
+                   ? mbd_functional_param(aux, ws->dm[k], js->da, f, final)
+                   : 0;
+    v += mbu_dot(nq, gq, js->dq + c) + mbu_dot(nq, gqd, js->dqd + c) +
+         mbu_dot(nq, gqdd, js->dqdd + c);
+    grad[k] += weight * v;
+  }
+}
+
+/* The adjoint mu (3 nz) of functional f through the step whose matrices and explicit terms are
+   at hand (terms: r0, g0, r1, g1, r2, g2 by parameter, then P1, P2): mu becomes that of the
+   previous step's state, and grad (p) receives the explicit terms times their adjoints. The
+   transposes of forward_step's systems in the reverse order. */
+static void adjoint_step(joint_sens* js, const double* terms, double* mu, double* grad,
+                         double* scratch) {
+  const mb_settings* o = &js->aux->opt;
+  const int nz = js->nz, nc = js->nc, p = js->p;
+  const size_t np = p > 0 ? p : 1;
+  const double h = o->step, beta = o->beta, gamma = o->gamma;
+  const double cv = gamma / (beta * h), ca = 1 / (beta * h * h);
+  const double *r0 = terms, *g0 = r0 + nz * np, *r1 = g0 + nc * np, *g1 = r1 + nz * np;
+  const double *r2 = g1 + nc * np, *g2 = r2 + nz * np, *P1 = g2 + nc * np, *P2 = P1 + nz * nz;
+  mb_joint_tangent* tg = js->tg;
+  double *mz = mu, *mzd = mu + nz, *mzdd = mu + 2 * nz;
+  double *u = scratch, *nu = u + nz, *msd = nu + nc, *msdd = msd + nz, *mhv = msdd + nz,
+         *mha = mhv + nz;
+  /* the parameters' share of one system's right-hand side [r; g] */
+  const double* rs[3] = {r2, r1, r0};
+  const double* gs[3] = {g2, g1, g0};
+  for (int stage = 0; stage < 3; stage++) {
+    if (stage < 2) {
+      /* the acceleration, then the velocity projection (symmetric) */
+      kkt_solve(js, &js->jd->projection, 0, js->jd->proj_penalty, stage == 0 ? mzdd : mzd, NULL, u,
+                nu);
+    } else {
+      /* Newmark rates: zd* = cv z - hat_v, zdd* = ca z - hat_a */
+      for (int i = 0; i < nz; i++) {
+        mz[i] += cv * msd[i] + ca * msdd[i];
+        mhv[i] = -msd[i], mha[i] = -msdd[i];
+      }
+      kkt_solve(js, &js->lu, 1, o->penalty, mz, NULL, u, nu);
+    }
+    for (int k = 0; k < p; k++)
+      grad[k] +=
+          mbu_dot(nz, u, rs[stage] + (size_t)k * nz) + mbu_dot(nc, nu, gs[stage] + (size_t)k * nc);
+    if (stage < 2) {
+      double* ms = stage == 0 ? msdd : msd;
+      memset(ms, 0, (size_t)nz * sizeof(double));
+      dense_mul(nz, tg->M, 0, u, 1, ms);
+      dense_mul(nz, stage == 0 ? P2 : P1, 1, u, -1, mz);
+      rate_rows_t(js, stage == 0 ? 2 : 1, nu, -1, mz, mzd);
+    } else {
+      dense_mul(nz, tg->M, 0, u, 1, mha);
+      dense_mul(nz, tg->C, 1, u, 1, mhv);
+    }
+  }
+  /* hat_v = a1 z + a2 zd + a3 zdd, hat_a = b1 z + b2 zd + b3 zdd of the previous step */
+  const double a[3] = {gamma / (beta * h), gamma / beta - 1, h * (gamma / (2 * beta) - 1)};
+  const double b[3] = {1 / (beta * h * h), 1 / (beta * h), 1 / (2 * beta) - 1};
+  for (int l = 0; l < 3; l++)
+    for (int i = 0; i < nz; i++) mu[l * nz + i] = a[l] * mhv[i] + b[l] * mha[i];
+}
+
+mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
+                           double* psi, double* grad, size_t* memory, mb_error* err) {
+  const mb_model* aux = jm->aux;
+  mb_data* da = jd->aux;
+  const int p = grad ? mb_desc_gradient_count(desc) : 0, nf = aux->nfunctional;
+  const int nz = jm->nz, nc = jm->ncon;
+  const long nstep = mb_step_count(aux);
+  const double h = aux->opt.step;
+  joint_sens js;
+  double *tape = NULL, *terms = NULL, *x0 = NULL, *mu = NULL;
+  mb_status st = joint_sens_init(&js, desc, jm, jd, p, err);
+  if (st != MB_OK) goto done;
+  const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
+  tape = malloc(rs * (size_t)(nstep + 1) * sizeof(double) + 1);
+  terms = malloc((3 * (nzs + nc) * np + 2 * nzs * nzs) * sizeof(double) + 1);
+  x0 = malloc(3 * nzs * np * sizeof(double) + 1);
+  mu = calloc(3 * nzs * (nf > 0 ? nf : 1) + 6 * nzs + nc + 1, sizeof(double));
+  if (!tape || !terms || !x0 || !mu) {
+    st =
+        mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
+    goto done;
+  }
+  if (memory) *memory = rs * (size_t)(nstep + 1) * sizeof(double);
+  memset(psi, 0, sizeof(double) * nf);
+  if (grad) memset(grad, 0, sizeof(double) * nf * p);
+
+  /* forward sweep: the states, psi and the initial state's sensitivities */
+  if ((st = initial_state(&js, psi, NULL, err)) != MB_OK) goto done;
+  for (size_t k = 0; k < np * nzs && p > 0; k++)
+    x0[k] = js.zr[k], x0[np * nzs + k] = js.zdr[k], x0[2 * np * nzs + k] = js.zddr[k];
+  record(&js, tape, 1);
+  for (long n = 1; n <= nstep; n++) {
+    if ((st = joint_step(&js, err)) != MB_OK) goto done;
+    record(&js, tape + rs * (size_t)n, 1);
+    mb_sensors_angles(aux, da);
+    sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, NULL);
+  }
+  sens_accumulate(aux, da, js.ws, 1, 1, psi, NULL);
+  if (p == 0) goto done;
+
+  /* backward sweep */
+  double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
+  double *r2 = g1 + nc * np, *g2 = r2 + nzs * np, *P1 = g2 + nc * np, *P2 = P1 + nzs * nzs;
+  double* scratch = mu + 3 * nzs * nf;
+  for (long n = nstep; n >= 0; n--) {
+    record(&js, tape + rs * (size_t)n, 0);
+    if (n > 0) {
+      if ((st = dynamic_point(&js, r0, g0, err)) != MB_OK) goto done;
+      mb_joint_mass(jm, jd);
+      if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
+    } else {
+      mb_joint_constraints(jm, jd);
+    }
+    projected_state(&js);
+    if (n > 0) {
+      projection_point(&js, 1, P1, r1, g1);
+      projection_point(&js, 2, P2, r2, g2);
+    }
+    state_parameter_motion(&js);
+    mb_sensors_angles(aux, da);
+    const double weight = nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
+    for (int f = 0; f < nf; f++) {
+      double *m = mu + 3 * nzs * f, *gf = grad + (size_t)f * p;
+      functional_adjoint(&js, f, 0, weight, m, gf);
+      if (n == nstep) functional_adjoint(&js, f, 1, 1, m, gf);
+      if (n > 0) {
+        adjoint_step(&js, terms, m, gf, scratch);
+        continue;
+      }
+      for (int k = 0; k < p; k++)
+        for (int l = 0; l < 3; l++)
+          gf[k] += mbu_dot(nz, m + l * nz, x0 + (size_t)l * np * nzs + (size_t)k * nzs);
+    }
+  }
+
+done:
+  joint_sens_free(&js);
+  free(tape), free(terms), free(x0), free(mu);
   return st;
 }

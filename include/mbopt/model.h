@@ -307,10 +307,6 @@ const char* mb_model_linear_solver(const mb_model* m);
 int mb_model_coordinate_count(const mb_model* m);
 int mb_model_constraint_count(const mb_model* m);
 
-/* 1 when the adjoint sensitivity is available for m: in natural coordinates; 0 in joint
-   coordinates, which have the forward sensitivity only so far. */
-int mb_model_adjoint_available(const mb_model* m);
-
 /* What those coordinates are, for messages: "coordinates" (natural), or "joint coordinates
    (RTdyn0)" / "joint coordinates (RTdyn1)". */
 const char* mb_model_coordinate_name(const mb_model* m);
