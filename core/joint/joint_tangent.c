@@ -35,10 +35,13 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
                          6 * nq,
                          ncon,
                          nz,
-                         (size_t)jm->full->nnz};
+                         (size_t)jm->full->nnz,
+                         12 * (size_t)t->nbody,
+                         nz};
   double** fields[] = {&tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,      &tg->C, &tg->M,
                        &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,    &tg->w, &tg->u,
-                       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern};
+                       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern,
+                       &tg->wrench, &tg->projected};
   size_t total = 1;
   for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
   double* b = calloc(total, sizeof(double));
@@ -93,10 +96,18 @@ void mb_joint_tangent_columns(mb_joint_tangent* js) {
 }
 
 /* y (nz) = s R^T x (+ y when add) */
-void mb_joint_tangent_rt_mul(const mb_joint_tangent* js, const double* x, double s, int add,
+void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, int add,
                              double* y) {
-  for (int j = 0; j < js->nz; j++)
-    y[j] = (add ? y[j] : 0) + s * mbu_dot(js->nq, js->R + (size_t)j * js->nq, x);
+  /* through the bodies' wrenches, accumulated from the leaves (eq. 7): the columns of R are
+     sparse */
+  const mb_joint_model* jm = js->jm;
+  const mb_tree* t = jm->tree;
+  memset(js->wrench, 0, 6 * (size_t)t->nbody * sizeof(double));
+  mb_tree_natural_wrenches(js->jd->st, js->aux, x, js->wrench);
+  mb_tree_project(t, js->jd->st, js->wrench, js->projected, js->wrench + 6 * t->nbody);
+  for (int j = 0; j < js->nt; j++) y[j] = (add ? y[j] : 0) + s * js->projected[j];
+  for (int k = 0; k < jm->nstate; k++)
+    y[js->nt + k] = (add ? y[js->nt + k] : 0) + s * x[jm->state_qadr[k]];
 }
 
 /* y (nq) = X x for X (nq x nz by columns) */

@@ -26,6 +26,7 @@ typedef struct mb_joint_tangent {
   double *w, *u, *v, *scr, *rows; /* (nq) x 3, (6 nq), (aux ncon) scratch; w the natural residual */
   double* col;                    /* (nz) scratch */
   double* pattern;                /* (nnz of the dense pattern) a matrix's values on it */
+  double *wrench, *projected;     /* (12 nbody), (nz) scratch of mb_joint_tangent_rt_mul */
 } mb_joint_tangent;
 
 mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd);
@@ -39,7 +40,7 @@ void mb_joint_tangent_state(mb_joint_tangent* tg, const double* zd, const double
 void mb_joint_tangent_columns(mb_joint_tangent* tg);
 
 /* y (nz) = s R^T x (+ y when add). */
-void mb_joint_tangent_rt_mul(const mb_joint_tangent* tg, const double* x, double s, int add,
+void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, int add,
                              double* y);
 
 /* y (nq) = X x for X (nq x nz by columns). */
