@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Regenerates results/joint/sensitivities.md: the buggy's manoeuvres in natural and in joint
+coordinates (RTdyn0), in the form of the table of Lopez Varela, Dopico, Luaces ("Augmented
+Lagrangian index-3 semi-recursive formulations with projections: direct sensitivity analysis";
+the adjoint counterpart): wall-clock seconds of the dynamics, of the forward sensitivity (DDM)
+and of the discrete adjoint (DAVM), each the least of three runs, the formulations alternating
+(`mbopt bench --repeat 1 --no-fd`); then the gradients of both formulations and their largest
+relative gap at the bundled step.
+
+    python3 scripts/results-joint-sensitivity.py [--build build]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+MODELS = ["problems/vehicle/step_descent.json", "problems/vehicle/double_lane_change.json"]
+FORMULATIONS = ["natural", "joint"]
+KEYS = [("simulation_seconds", "dynamics"), ("forward_seconds", "DDM"),
+        ("adjoint_seconds", "DAVM")]
+
+
+def run_json(mbopt, args):
+    out = subprocess.run([mbopt] + args + ["--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown processor"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    mbopt = os.path.join(args.build, "mbopt")
+    best = {}
+    for model in MODELS:
+        for _ in range(args.runs):
+            for formulation in FORMULATIONS:
+                b = run_json(mbopt, ["bench", model, "--formulation", formulation, "--repeat",
+                                     "1", "--no-fd"])
+                for key, _name in KEYS:
+                    k = (model, formulation, key)
+                    best[k] = min(best.get(k, float("inf")), b[key])
+                print(model, formulation, "done", file=sys.stderr)
+    grads = {}
+    for model in MODELS:
+        for formulation in FORMULATIONS:
+            g = run_json(mbopt, ["gradient", model, "--formulation", formulation, "--method",
+                                 "forward"])
+            grads[(model, formulation)] = g
+
+    lines = ["# Sensitivities in natural and joint coordinates", "",
+             "Written by `python3 scripts/results-joint-sensitivity.py`, on %s (%d processors "
+             "online), Release build. Seconds of one simulation (dynamics), of the forward "
+             "sensitivity (DDM) and of the discrete adjoint (DAVM) of every parameter, the least "
+             "of %d runs of `mbopt bench --repeat 1 --no-fd`, the formulations alternating; "
+             "the ratios are to the same formulation's dynamics, and the last row of each "
+             "model is joint over natural." % (cpu_name(), os.cpu_count() or 1, args.runs), ""]
+    for model in MODELS:
+        lines += ["## `%s`" % model, "",
+                  "| formulation | dynamics (s) | DDM (s) | DAVM (s) | DDM / dynamics | "
+                  "DAVM / dynamics |", "|---|---|---|---|---|---|"]
+        for formulation in FORMULATIONS:
+            t = [best[(model, formulation, key)] for key, _ in KEYS]
+            lines.append("| %s | %.3f | %.3f | %.3f | %.2f | %.2f |" % (
+                formulation if formulation == "natural" else "joint (RTdyn0)", t[0], t[1], t[2],
+                t[1] / t[0], t[2] / t[0]))
+        r = [best[(model, "joint", key)] / best[(model, "natural", key)] for key, _ in KEYS]
+        lines.append("| joint / natural | %.2f | %.2f | %.2f | | |" % tuple(r))
+        lines.append("")
+        names = grads[(model, "natural")]["parameters"]
+        lines += ["| functional | formulation | " + " | ".join(names) + " |",
+                  "|---|---|" + "---|" * len(names)]
+        gap = 0.0
+        for fn in range(len(grads[(model, "natural")]["functionals"])):
+            rows = []
+            for formulation in FORMULATIONS:
+                f = grads[(model, formulation)]["functionals"][fn]
+                rows.append(f["gradient"])
+                lines.append("| %s | %s | %s |" % (f["name"], formulation, " | ".join(
+                    "%.6g" % v for v in f["gradient"])))
+            gap = max([gap] + [abs(a - b) / abs(a) for a, b in zip(rows[0], rows[1]) if a])
+        lines += ["", "Largest relative gap between the formulations' gradients at the model's "
+                  "step: %.2e (both converge as h^2: `results/joint/formulations.md`)." % gap, ""]
+    os.makedirs("results/joint", exist_ok=True)
+    with open("results/joint/sensitivities.md", "w") as f:
+        f.write("\n".join(lines))
+    print("wrote results/joint/sensitivities.md")
+
+
+if __name__ == "__main__":
+    main()
