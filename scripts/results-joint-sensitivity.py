@@ -12,9 +12,11 @@ relative gap at the bundled step.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from machine import cpu_name  # noqa: E402
 
 MODELS = ["problems/vehicle/step_descent.json", "problems/vehicle/double_lane_change.json"]
 FORMULATIONS = ["natural", "joint"]
@@ -26,16 +28,6 @@ def run_json(mbopt, args):
     out = subprocess.run([mbopt] + args + ["--json"], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown processor"
 
 
 def main():

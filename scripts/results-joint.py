@@ -10,9 +10,11 @@ import argparse
 import atexit
 import json
 import os
-import platform
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from machine import cpu_name  # noqa: E402
 import tempfile
 
 MODELS = [
@@ -50,16 +52,6 @@ def with_origin(model):
     atexit.register(os.remove, path)
     return path
 
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def rel_gap(a, b):
