@@ -1,5 +1,6 @@
 /* The joint formulation's constraints and equations of motion (core/joint/joint_model.c) against
-   central differences of Phi(z, t) and against the natural formulation: the virtual power of
+   central differences of Phi(z, t) and against the natural formulation, and their exact
+   derivatives (core/joint/joint_tangent.c) against central differences: the virtual power of
    M zdd - Q in any direction tau equals that of the natural model's M_q qdd - Q_q in the natural
    velocities that tau gives, at the natural accelerations that zdd gives. Planar and spatial,
    with loops, drivers, springs, tyres and a free body, both reference points. */
@@ -9,6 +10,7 @@
 
 #include "internal.h"
 #include "joint/joint_model.h"
+#include "joint/joint_tangent.h"
 #include "structure.h"
 #include "testing.h"
 
@@ -151,6 +153,95 @@ static void check_model(mbt_tally* tally, const char* path) {
 }
 
 /* A model the formulation cannot take yet is refused, naming the field. */
+/* F = M zdd + Phi_z^T lambda - Q (nz) at z, zd, zdd, t of jd. */
+static void residual_at(const mb_joint_model* jm, mb_joint_data* jd, const double* z,
+                        const double* zd, const double* zdd, const double* lambda, double* F) {
+  const int nz = jm->nz;
+  memcpy(jd->z, z, (size_t)nz * sizeof(double));
+  memcpy(jd->zd, zd, (size_t)nz * sizeof(double));
+  mb_joint_constraints(jm, jd);
+  mb_joint_motion(jm, jd, 1);
+  mb_joint_dynamics(jm, jd, 0);
+  for (int i = 0; i < nz; i++) {
+    double v = -jd->Q[i];
+    for (int k = 0; k < nz; k++) v += jd->M[(size_t)i * nz + k] * zdd[k];
+    for (int c = 0; c < jm->ncon; c++) v += jd->phiz[(size_t)c * nz + i] * lambda[c];
+    F[i] = v;
+  }
+}
+
+/* The exact derivatives of the equations of motion (joint_tangent.c) against central
+   differences of F = M zdd + Phi_z^T lambda - Q along a random direction: K = dF/dz, C = dF/dzd,
+   M = dF/dzdd, with forces, tyres, controllers' states, loops and Euler parameters. */
+static void check_tangent_matrices(mbt_tally* tally, const char* path) {
+  mb_desc d;
+  mb_error err;
+  if (mb_desc_load_json(path, &d, &err) != MB_OK) {
+    printf("FAIL %s: %s\n", path, err.message), tally->failed++;
+    return;
+  }
+  mb_joint_model* jm = NULL;
+  if (mb_joint_model_create(&d, MB_REFERENCE_CENTRE_OF_MASS, &jm, &err) != MB_OK) {
+    printf("FAIL %s: %s\n", path, err.message), tally->failed++;
+    mb_desc_free(&d);
+    return;
+  }
+  mb_data* da = mb_data_create(jm->aux);
+  mb_joint_data* jd = mb_joint_data_create(jm, da);
+  mb_joint_tangent* tg = mb_joint_tangent_create(jm, jd);
+  const mb_tree* t = jm->tree;
+  const int nz = jm->nz, nc = jm->ncon;
+  double* v = calloc(9 * (size_t)nz + (size_t)nc + 1, sizeof(double));
+  double *z = v, *zd = z + nz, *zdd = zd + nz, *tau = zdd + nz, *Fp = tau + nz, *Fm = Fp + nz;
+  double *x = Fm + nz, *fd = x + nz, *an = fd + nz, *lambda = an + nz;
+  unsigned seed = 4321u + (unsigned)nz;
+  for (int i = 0; i < nz; i++)
+    z[i] = 0.5 * rnd(&seed), zd[i] = rnd(&seed), zdd[i] = rnd(&seed), tau[i] = rnd(&seed);
+  for (int i = 0; i < nc; i++) lambda[i] = 10 * rnd(&seed);
+  for (int n = 0; n < t->nnorm; n++) {
+    double *e = z + t->normadr[n], norm = 0;
+    e[0] += 2;
+    for (int k = 0; k < 4; k++) norm += e[k] * e[k];
+    for (int k = 0; k < 4; k++) e[k] /= sqrt(norm);
+  }
+  jd->t = 0.3;
+  /* the matrices at the state */
+  memcpy(jd->z, z, (size_t)nz * sizeof(double));
+  memcpy(jd->zd, zd, (size_t)nz * sizeof(double));
+  mb_joint_constraints(jm, jd);
+  mb_joint_motion(jm, jd, 1);
+  mb_joint_tangent_state(tg, zd, zdd);
+  mb_joint_tangent_columns(tg);
+  mb_forces(jm->aux, da, 1);
+  mb_joint_tangent_dynamics(tg, lambda);
+  const double h = 1e-6;
+  static const char* name[3] = {"K = dF/dz", "C = dF/dzd", "M = dF/dzdd"};
+  const double* A[3] = {tg->K, tg->C, tg->M};
+  for (int which = 0; which < 3; which++) {
+    for (int side = 0; side < 2; side++) {
+      double* F = side ? Fm : Fp;
+      const double s = side ? -h : h;
+      double* moved = which == 0 ? z : which == 1 ? zd : zdd;
+      for (int i = 0; i < nz; i++) x[i] = moved[i] + s * tau[i];
+      residual_at(jm, jd, which == 0 ? x : z, which == 1 ? x : zd, which == 2 ? x : zdd, lambda, F);
+    }
+    double e = 0, scale = 0;
+    for (int i = 0; i < nz; i++) {
+      fd[i] = (Fp[i] - Fm[i]) / (2 * h), an[i] = 0;
+      for (int k = 0; k < nz; k++) an[i] += A[which][(size_t)k * nz + i] * tau[k];
+      e = fmax(e, fabs(an[i] - fd[i])), scale = fmax(scale, fabs(fd[i]));
+    }
+    mbt_check_scaled(tally, e, fmax(scale, 1), 1e-7, "%s: %s against differences", path,
+                     name[which]);
+  }
+  free(v);
+  mb_joint_tangent_free(tg);
+  mb_joint_data_free(jd);
+  mb_data_free(da);
+  mb_joint_model_free(jm);
+  mb_desc_free(&d);
+}
+
 static void check_refused(mbt_tally* tally, const char* path, const char* field) {
   mb_desc d;
   mb_error err;
@@ -176,6 +267,15 @@ int main(void) {
   check_model(&tally, "problems/slider_crank.json");
   check_model(&tally, "problems/vehicle/step_descent.json");
   check_model(&tally, "tests/models/iftomm/a04_bricard.json");
+  const char* tangents[] = {"tests/models/ok/features_spatial.json",
+                            "tests/models/ok/features_planar.json",
+                            "problems/fivebar.json",
+                            "problems/slider_crank.json",
+                            "problems/vehicle/step_descent.json",
+                            "problems/control/pendulum_pid.json",
+                            "problems/control/governor_design.json"};
+  for (size_t i = 0; i < sizeof tangents / sizeof *tangents; i++)
+    check_tangent_matrices(&tally, tangents[i]);
   check_refused(&tally, "tests/models/ok/friction_planar.json", ".friction");
   check_refused(&tally, "tests/models/ok/reactions_planar.json", "outputs[");
   return mbt_finish(&tally);
