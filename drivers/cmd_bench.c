@@ -115,10 +115,9 @@ int cmd_bench(int argc, char** argv) {
   grad = calloc((size_t)m->nfunctional * d.nparam, sizeof(double));
   mb_status st = MB_OK;
   double seconds[RUN_COUNT];
-  for (int kind = 0; kind < RUN_COUNT; kind++) {
-    const int skip = kind == RUN_DIFFERENCES && !fd;
-    seconds[kind] = skip ? NAN : time_runs(&d, m, kind, (int)repeat, psi, grad, &st);
-  }
+  for (int kind = 0; kind < RUN_COUNT; kind++)
+    seconds[kind] =
+        kind == RUN_DIFFERENCES && !fd ? NAN : time_runs(&d, m, kind, (int)repeat, psi, grad, &st);
   if (st != MB_OK) {
     code = cli_exit_code(st);
     goto done;

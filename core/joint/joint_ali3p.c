@@ -57,9 +57,8 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
   }
 }
 
-/* D += s Phi_z^T diag(w) Phi_z */
-static void add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
-                     double* D) {
+void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
+                       double* D) {
   const int nz = jm->nz;
   for (int i = 0; i < jm->ncon; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
@@ -96,7 +95,7 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   double* D = jd->work + nc;
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
   add_carried(jm, jd, bh2, jd->aux->stiff, gh, jd->aux->damp, D);
-  add_gram(jm, jd, jm->scale, bh2 * alpha, D);
+  mb_joint_add_gram(jm, jd, jm->scale, bh2 * alpha, D);
   to_pattern(jm, D, jd->tangent);
   return mb_factor_compute(&jd->newton, jd->tangent) != 0;
 }
@@ -135,7 +134,7 @@ mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd
   }
   jd->proj_penalty = mbu_projection_penalty(jm->aux->opt.penalty, mass, metric);
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
-  add_gram(jm, jd, jm->scale, jd->proj_penalty, D);
+  mb_joint_add_gram(jm, jd, jm->scale, jd->proj_penalty, D);
   to_pattern(jm, D, jd->proj);
   if (mb_factor_compute(&jd->projection, jd->proj) != 0)
     return mb_error_set(err, MB_ERR_SINGULAR,

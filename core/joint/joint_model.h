@@ -118,6 +118,10 @@ void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, doubl
    of motion. */
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
+/* D (nz x nz, row-major) += s Phi_z^T diag(w) Phi_z, Phi_z that of jd. */
+void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
+                       double* D);
+
 /* x (nz) solving P x + Phi_z^T mult = b0, Phi_z x + rhs = 0 by the augmented Lagrangian iteration
    of mb_project_iterate on the factorised f = P + pen Phi_z^T S Phi_z, Phi_z that of jd; mult
    (ncon) starts the iteration and receives the multipliers; work: nz + ncon. Returns the final

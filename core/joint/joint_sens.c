@@ -30,7 +30,8 @@ typedef struct joint_sens {
   sens_ws* ws; /* the natural model's: tangent models, explicit terms, and the natural state
                   sensitivities the functionals read */
   int p, nz, nt, nc, nq;
-  double* frame; /* (p x nbody x 6) joint frame points' derivatives (tree.h) */
+  double* frame;                 /* (p x nbody x 6) joint frame points' derivatives (tree.h) */
+  unsigned char* moves_elements; /* (p) the parameter moves elements' local values */
   double *zr, *zdr, *zddr, *hat_v, *hat_a, *zdr_star, *zddr_star, *rhs; /* (nz x p) */
   double *lamr, *s1, *s2, *g;                                           /* (nc x p) */
   double *dq, *dqd, *dqdd; /* (nq x p) the natural state's explicit parameter derivatives */
@@ -42,6 +43,7 @@ static void joint_sens_free(joint_sens* js) {
   mb_joint_tangent_free(js->tg);
   mb_factor_release(&js->lu);
   free(js->frame);
+  free(js->moves_elements);
   free(js->zr);
   sens_free(js->ws);
 }
@@ -57,6 +59,7 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   if (!js->ws) return err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
   js->tg = mb_joint_tangent_create(jm, jd);
   js->frame = calloc(np * 6 * t->nbody + 1, sizeof(double));
+  js->moves_elements = calloc(np, 1);
   const size_t size[] = {nz * np, nz * np, nz * np, nz * np, nz * np,    nz * np,
                          nz * np, nz * np, nc * np, nc * np, nc * np,    nc * np,
                          nq * np, nq * np, nq * np, nz,      3 * nz + nc};
@@ -67,51 +70,61 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
   double* b = calloc(total, sizeof(double));
   js->zr = b;
-  if (!js->tg || !js->frame || !b || mb_factor_init(&js->lu, &jm->lu) != 0)
+  if (!js->tg || !js->frame || !js->moves_elements || !b || mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
   for (size_t f = 0; f < sizeof size / sizeof *size; f++) *fields[f] = b, b += size[f];
   for (int k = 0; k < p; k++) {
     const mb_status st = mb_tree_frame_derivatives(t, desc, mb_desc_gradient_param(desc, k),
                                                    js->frame + (size_t)k * 6 * t->nbody, err);
     if (st != MB_OK) return st;
+    const double* local = js->ws->dm[k]->elem_local;
+    for (int i = 0; i < 3 * jm->aux->nelem && !js->moves_elements[k]; i++)
+      js->moves_elements[k] = local[i] != 0;
   }
   return MB_OK;
 }
 
-/* dq, dqd, dqdd (nq each, at the motion sp) += the natural state's derivative with respect to
-   parameter k at fixed joint coordinates: the joint frames it moves and the local values of the
-   elements; with w (nq, after mb_tree_wrench_sums of it), r (nz) -= the derivative of R^T w. */
-static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double* dq, double* dqd,
-                             double* dqdd, const double* w, double* r) {
+/* dq, dqd, dqdd (nq each) += the natural state's derivative along dir (with the elements' local
+   values moved by local, may be NULL) at the motion sp; with w (nq, after mb_tree_wrench_sums of
+   it), r (nz) -= the derivative of R^T w. */
+static void add_direction(joint_sens* js, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                          const double* local, double* dq, double* dqd, double* dqdd,
+                          const double* w, double* r) {
   const mb_tree* t = js->jm->tree;
   const mb_tree_state* st = js->jd->st;
   const size_t nq = js->nq;
   double *x = js->tg->scr + 3 * nq, *xd = x + nq, *xdd = xd + nq;
+  memset(x, 0, 3 * nq * sizeof(double)); /* x, xd, xdd are contiguous */
+  mb_tree_natural_tangent(t, st, sp, js->aux, dir, local, x, xd, xdd);
+  for (size_t i = 0; i < nq; i++) dq[i] += x[i], dqd[i] += xd[i], dqdd[i] += xdd[i];
+  if (!w) return;
+  mb_tree_column_tangent(t, st, sp, js->aux, dir, w, x, js->tg->col);
+  for (int i = 0; i < js->nt; i++) r[i] -= js->tg->col[i];
+}
+
+/* add_direction for each joint frame point parameter k moves, and for the local values of the
+   elements it moves (no frame moved): the natural state's derivative with respect to parameter
+   k at fixed joint coordinates. */
+static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double* dq, double* dqd,
+                             double* dqdd, const double* w, double* r) {
+  const mb_tree* t = js->jm->tree;
   const double* dp = js->frame + (size_t)k * 6 * t->nbody;
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-  /* each moved frame point, then the elements' local values (no frame moved) */
-  for (int b = 0; b <= t->nbody; b++)
+  for (int b = 0; b < t->nbody; b++)
     for (int side = 0; side < 2; side++) {
-      mb_tree_direction dir = {-1, 0, 0, 0, b < t->nbody ? b : t->order[0], side, {0, 0, 0}};
-      const double* local = NULL;
-      if (b < t->nbody) {
-        const double* d = dp + 6 * b + 3 * side;
-        if (d[0] == 0 && d[1] == 0 && d[2] == 0) continue;
-        /* inboard: the parent's frame; outboard: the body shifts the other way */
-        const int p = side ? b : t->parent[b];
-        mbu_mat3_vec(p < 0 ? I3 : st->A + 9 * p, d, dir.shift);
-        for (int c = 0; side && c < 3; c++) dir.shift[c] = -dir.shift[c];
-      } else {
-        if (side) continue;
-        local = js->ws->dm[k]->elem_local;
-      }
-      memset(x, 0, 3 * nq * sizeof(double)); /* x, xd, xdd are contiguous */
-      mb_tree_natural_tangent(t, st, sp, js->aux, &dir, local, x, xd, xdd);
-      for (size_t i = 0; i < nq; i++) dq[i] += x[i], dqd[i] += xd[i], dqdd[i] += xdd[i];
-      if (!w) continue;
-      mb_tree_column_tangent(t, st, sp, js->aux, &dir, w, x, js->tg->col);
-      for (int i = 0; i < js->nt; i++) r[i] -= js->tg->col[i];
+      const double* d = dp + 6 * b + 3 * side;
+      if (d[0] == 0 && d[1] == 0 && d[2] == 0) continue;
+      /* inboard: the parent's frame; outboard: the body shifts the other way */
+      mb_tree_direction dir = {-1, 0, 0, 0, b, side, {0, 0, 0}};
+      const int p = side ? b : t->parent[b];
+      mbu_mat3_vec(p < 0 ? I3 : js->jd->st->A + 9 * p, d, dir.shift);
+      for (int c = 0; side && c < 3; c++) dir.shift[c] = -dir.shift[c];
+      add_direction(js, sp, &dir, NULL, dq, dqd, dqdd, w, r);
     }
+  if (js->moves_elements[k]) {
+    const mb_tree_direction still = {-1, 0, 0, 0, t->order[0], 0, {0, 0, 0}};
+    add_direction(js, sp, &still, js->ws->dm[k]->elem_local, dq, dqd, dqdd, w, r);
+  }
 }
 
 /* g (nc) = the joint rows of the natural rows' values gn (aux ncon), Euler normalisations 0. */
@@ -311,14 +324,10 @@ static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* e
   mb_forces(js->aux, js->da, 1);
   mb_joint_tangent_dynamics(tg, jd->lambda);
   memcpy(js->da->lambda, tg->lam, (size_t)js->aux->ncon * sizeof(double));
+  /* A by columns; the Gram term is symmetric */
   double* A = tg->T;
   for (int k = 0; k < nz * nz; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
-  for (int i = 0; i < nc; i++) {
-    const double* a = jd->phiz + (size_t)i * nz;
-    const double c = o->penalty * jm->scale[i];
-    for (int j = 0; j < nz; j++)
-      for (int k = 0; k < nz; k++) A[(size_t)j * nz + k] += c * a[j] * a[k];
-  }
+  mb_joint_add_gram(jm, jd, jm->scale, o->penalty, A);
   for (int i = 0; i < nz; i++)
     for (int j = 0; j < nz; j++) tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
   if (mb_factor_compute(&js->lu, tg->pattern) != 0)
@@ -449,7 +458,9 @@ static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, double pen, c
      (K + cv C + ca M) z_rho + Phi_z^T lambda_rho = r + M hat_a + C hat_v,  Phi_z z_rho = g,
    then the projections
      M x + Phi_z^T s = M x*_rho - P z_rho + r,
-     Phi_z x = -(d^level Phi/dt^level)_z z_rho [- (d2Phi/dt2)_zd zd_rho] + g. */
+     Phi_z x = -(d^level Phi/dt^level)_z z_rho [- (d2Phi/dt2)_zd zd_rho] + g.
+   The acceleration projection's explicit terms leave the parameters' natural state derivatives
+   at the projected state in js->dq, dqd, dqdd, for the functionals. */
 static mb_status forward_step(joint_sens* js, mb_error* err) {
   const mb_settings* o = &js->aux->opt;
   const int nz = js->nz, nc = js->nc;
@@ -543,7 +554,6 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     if ((st = joint_step(&js, err)) != MB_OK) goto done;
     if (p > 0) {
       if ((st = forward_step(&js, err)) != MB_OK) goto done;
-      state_parameter_motion(&js);
       natural_sensitivities(&js);
     }
     mb_sensors_angles(aux, da);
@@ -719,9 +729,10 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     projected_state(&js);
     if (n > 0) {
       projection_point(&js, 1, P1, r1, g1);
-      projection_point(&js, 2, P2, r2, g2);
+      projection_point(&js, 2, P2, r2, g2); /* leaves js.dq, dqd, dqdd as below */
+    } else {
+      state_parameter_motion(&js);
     }
-    state_parameter_motion(&js);
     mb_sensors_angles(aux, da);
     const double weight = nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {

@@ -38,10 +38,10 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
                          (size_t)jm->full->nnz,
                          12 * (size_t)t->nbody,
                          nz};
-  double** fields[] = {&tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,      &tg->C, &tg->M,
-                       &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,    &tg->w, &tg->u,
-                       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern,
-                       &tg->wrench, &tg->projected};
+  double** fields[] = {
+      &tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,       &tg->C,      &tg->M,
+      &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,     &tg->w,      &tg->u,
+      &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern, &tg->wrench, &tg->projected};
   size_t total = 1;
   for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
   double* b = calloc(total, sizeof(double));
@@ -96,8 +96,7 @@ void mb_joint_tangent_columns(mb_joint_tangent* js) {
 }
 
 /* y (nz) = s R^T x (+ y when add) */
-void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, int add,
-                             double* y) {
+void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, int add, double* y) {
   /* through the bodies' wrenches, accumulated from the leaves (eq. 7): the columns of R are
      sparse */
   const mb_joint_model* jm = js->jm;

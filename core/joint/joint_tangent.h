@@ -40,8 +40,7 @@ void mb_joint_tangent_state(mb_joint_tangent* tg, const double* zd, const double
 void mb_joint_tangent_columns(mb_joint_tangent* tg);
 
 /* y (nz) = s R^T x (+ y when add). */
-void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, int add,
-                             double* y);
+void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, int add, double* y);
 
 /* y (nq) = X x for X (nq x nz by columns). */
 void mb_joint_tangent_natural_of(const mb_joint_tangent* tg, const double* X, const double* x,

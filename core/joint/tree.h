@@ -177,6 +177,11 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
    reference point is r (3). */
 void mb_wrench_add_force(const double* r, const double* x, const double* f, double* W);
 
+/* Column k (3) of 2 E(e), the angular velocity in the inboard frame of the rotation of Euler
+   parameters e per parameter rate, or for a joint the tree runs reversed of -2 G(e); both linear
+   in e (tree_kinematics.c). */
+void mb_euler_column(const double* e, int k, int reversed, double* out);
+
 /* Derivatives of the tree's natural coordinates (tree_tangent.c), for the sensitivities: each
    column of R is a spatial twist carried rigidly by the coordinates before it on its path, so
    that its derivative with respect to one of them is the spatial cross product S_j x S_k; the

@@ -47,6 +47,14 @@ static void mat3_mul_t(const double* A, const double* B, double* C) {
   memcpy(C, T, sizeof T);
 }
 
+void mb_euler_column(const double* e, int k, int reversed, double* out) {
+  const double E[3][4] = {
+      {-e[1], e[0], -e[3], e[2]}, {-e[2], e[3], e[0], -e[1]}, {-e[3], -e[2], e[1], e[0]}};
+  const double G[3][4] = {
+      {-e[1], e[0], e[3], -e[2]}, {-e[2], -e[3], e[0], e[1]}, {-e[3], e[2], -e[1], e[0]}};
+  for (int r = 0; r < 3; r++) out[r] = reversed ? -2 * G[r][k] : 2 * E[r][k];
+}
+
 /* The rotation of Euler parameters e (e0 the scalar part) taken at unit length, u = e / |e|:
    (u0^2 - u.u) I + 2 u u^T + 2 u0 [u]; with the columns of its angular velocity 2 E(u) edot / |e|
    (E 3 x 4) into Sw[0..3] and, with rates ed (may be NULL), their derivative at zero edd,
@@ -62,9 +70,11 @@ static void euler_motion(const double* e, const double* ed, double* Q, double (*
                        2 * (u1 * u2 + u0 * u3), s + 2 * u2 * u2,         2 * (u2 * u3 - u0 * u1),
                        2 * (u1 * u3 - u0 * u2), 2 * (u2 * u3 + u0 * u1), s + 2 * u3 * u3};
   memcpy(Q, R, sizeof R);
-  const double E[3][4] = {{-u1, u0, -u3, u2}, {-u2, u3, u0, -u1}, {-u3, -u2, u1, u0}};
-  for (int k = 0; k < 4; k++)
-    for (int r = 0; r < 3; r++) Sw[k][r] = 2 * E[r][k] / n;
+  const double u[4] = {u0, u1, u2, u3};
+  for (int k = 0; k < 4; k++) {
+    mb_euler_column(u, k, 0, Sw[k]);
+    for (int r = 0; r < 3; r++) Sw[k][r] /= n;
+  }
   if (!ed) return;
   const double c = -2 * (u0 * ed[0] + u1 * ed[1] + u2 * ed[2] + u3 * ed[3]) / n;
   for (int r = 0; r < 3; r++)

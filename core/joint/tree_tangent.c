@@ -61,19 +61,8 @@ static int euler_block(const mb_tree* t, int k) {
   return -1;
 }
 
-/* Column k of 2 E(e) (the angular velocity of the rotation of Euler parameters e in the
-   inboard frame, per parameter rate) or, for a joint the tree runs reversed, of -2 G(e). Both
-   are linear in e. */
-static void euler_pattern(const double* e, int k, int reversed, double* out) {
-  const double E[3][4] = {
-      {-e[1], e[0], -e[3], e[2]}, {-e[2], e[3], e[0], -e[1]}, {-e[3], -e[2], e[1], e[0]}};
-  const double G[3][4] = {
-      {-e[1], e[0], e[3], -e[2]}, {-e[2], -e[3], e[0], e[1]}, {-e[3], e[2], -e[1], e[0]}};
-  for (int r = 0; r < 3; r++) out[r] = reversed ? -2 * G[r][k] : 2 * E[r][k];
-}
-
 /* The derivatives of the local angular-velocity columns g_k = P_k(e) / |e|^2 (P_k of
-   euler_pattern) of Euler parameters e: dg[j][k] = dg_k/de_j and, unless NULL,
+   mb_euler_column) of Euler parameters e: dg[j][k] = dg_k/de_j and
    ddg[i][j][k] = d2 g_k/de_i de_j. */
 static void euler_column_derivatives(const double* e, int reversed, double (*dg)[4][3],
                                      double (*ddg)[4][4][3]) {
@@ -81,18 +70,18 @@ static void euler_column_derivatives(const double* e, int reversed, double (*dg)
   const double n4 = n2 * n2, n6 = n4 * n2;
   double P[4][3], Pu[4][4][3]; /* P_k(e), P_k(unit j) */
   for (int k = 0; k < 4; k++) {
-    euler_pattern(e, k, reversed, P[k]);
+    mb_euler_column(e, k, reversed, P[k]);
     for (int j = 0; j < 4; j++) {
       double u[4] = {0, 0, 0, 0};
       u[j] = 1;
-      euler_pattern(u, k, reversed, Pu[j][k]);
+      mb_euler_column(u, k, reversed, Pu[j][k]);
     }
   }
   for (int j = 0; j < 4; j++)
     for (int k = 0; k < 4; k++)
       for (int r = 0; r < 3; r++) {
         dg[j][k][r] = Pu[j][k][r] / n2 - 2 * e[j] * P[k][r] / n4;
-        for (int i = 0; ddg && i < 4; i++)
+        for (int i = 0; i < 4; i++)
           ddg[i][j][k][r] =
               -2 * (e[i] * Pu[j][k][r] + e[j] * Pu[i][k][r] + (i == j) * P[k][r]) / n4 +
               8 * e[i] * e[j] * P[k][r] / n6;
@@ -162,7 +151,7 @@ static void euler_motion_terms(const mb_tree* t, const mb_tree_state* s, int b, 
     motion_cross(Vp, S, Sd);
     for (int i = 0; i < 4; i++) add6(D + 6 * (4 * i + k - a), zd[a + i], Sd);
     add6(S, zd[k], V);
-    add6(S, zdd[k], A);
+    add6(S, zdd ? zdd[k] : 0, A);
     add6(Sd, zd[k], A);
   }
   for (int j = 0; j < 4; j++) {
@@ -177,7 +166,7 @@ static void euler_motion_terms(const mb_tree* t, const mb_tree_state* s, int b, 
       /* dV/de_j = sum_m D_jm zd_m; dA/de_j = sum_m D_jm zdd_m + dSd_m/de_j zd_m with
          dSd_m/de_j = Vp x D_jm + sum_i d2S_m/de_i de_j zd_i */
       add6(Djm, zd[a + m], Vj);
-      add6(Djm, zdd[a + m], Aj);
+      add6(Djm, zdd ? zdd[a + m] : 0, Aj);
       motion_cross(Vp, Djm, x);
       for (int i = 0; i < 4; i++) {
         rotation_twist(F, P, ddg[i][j][m], y);
@@ -193,8 +182,6 @@ static void euler_motion_terms(const mb_tree* t, const mb_tree_state* s, int b, 
 void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const double* z,
                             const double* zd, const double* zdd, mb_tree_spatial* sp) {
   static const double zero[6] = {0, 0, 0, 0, 0, 0};
-  double* nozdd = NULL;
-  if (!zdd) zdd = nozdd = calloc((size_t)t->nz + 1, sizeof(double));
   for (int o = 0; o < t->nbody; o++) {
     const int b = t->order[o], p = t->parent[b], n = t->znum[b];
     double V[6], A[6];
@@ -212,7 +199,7 @@ void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const doub
       spatial_column(s, b, k, S);
       motion_cross(V, S, Sd);
       add6(S, zd[k], V);
-      add6(S, zdd[k], A);
+      add6(S, zdd ? zdd[k] : 0, A);
       add6(Sd, zd[k], A);
       memcpy(sp->Vu + 6 * k, V, sizeof V);
       memcpy(sp->Au + 6 * k, A, sizeof A);
@@ -223,7 +210,6 @@ void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const doub
     memcpy(sp->V + 6 * b, V, sizeof V);
     memcpy(sp->A + 6 * b, A, sizeof A);
   }
-  free(nozdd);
 }
 
 /* What a direction moves: the twist of the poses, the frame it moves with (its velocity Vu and
