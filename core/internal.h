@@ -421,7 +421,9 @@ static inline double mb_penalty_scale(double c, int penalty_auto) {
 /* The penalty of the projections: their converged result, the exact mass-orthogonal projection,
    does not depend on it; about 1e4 times the mass scale over the constraints' largest column
    metric (instead of alpha = 1e9, which would round M away in M + alpha Phi_q^T Phi_q) keeps the
-   factorisation accurate and still converges in a few iterations; at most the model's penalty. */
+   factorisation accurate and still converges in a few iterations; at most the model's penalty.
+   Coordinates of mixed units (joint coordinates: lengths and angles, masses and inertias) pass
+   mass = 1 and the largest ratio of a column's metric to its diagonal mass instead. */
 static inline double mbu_projection_penalty(double penalty, double mass, double metric) {
   return fmin(penalty, metric > 0 ? 1e4 * mass / metric : penalty);
 }

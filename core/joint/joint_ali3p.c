@@ -123,16 +123,30 @@ static void joint_projection_solve(void* ctx, double* b) {
   mb_factor_solve(c->factor, c->transpose, 1, b);
 }
 
+/* The projections' penalty: 1e4 over the largest ratio of a coordinate's constraint metric to its
+   mass, so that pen Phi_z^T S Phi_z outweighs no coordinate's mass by much more than 1e4. One
+   global mass scale, as in natural coordinates, would let it outweigh a light rod's angle by 1e6
+   and more, and the factorisation would lose the angle's mass to rounding: results noisy at 1e-10
+   of their parameters' effect. The normalisations stay out: they hold the Euler parameters' norm,
+   a direction without mass. */
+static double projection_penalty(const mb_joint_model* jm, const mb_joint_data* jd) {
+  const int nz = jm->nz;
+  double ratio = 0;
+  for (int j = 0; j < nz; j++) {
+    const double mass = jd->M[(size_t)j * nz + j];
+    if (!(mass > 0)) continue;
+    double metric = 0;
+    for (int i = 0; i < jm->nrow; i++)
+      metric += jm->scale[i] * jd->phiz[(size_t)i * nz + j] * jd->phiz[(size_t)i * nz + j];
+    ratio = fmax(ratio, metric / mass);
+  }
+  return mbu_projection_penalty(jm->aux->opt.penalty, 1, ratio);
+}
+
 mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->nz;
-  double metric = 0, mass = 0, *D = jd->work + jm->ncon;
-  for (int j = 0; j < nz; j++) {
-    double col = 0;
-    for (int i = 0; i < jm->ncon; i++)
-      col += jm->scale[i] * jd->phiz[(size_t)i * nz + j] * jd->phiz[(size_t)i * nz + j];
-    metric = fmax(metric, col), mass = fmax(mass, jd->M[(size_t)j * nz + j]);
-  }
-  jd->proj_penalty = mbu_projection_penalty(jm->aux->opt.penalty, mass, metric);
+  double* D = jd->work + jm->ncon;
+  jd->proj_penalty = projection_penalty(jm, jd);
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
   mb_joint_add_gram(jm, jd, jm->scale, jd->proj_penalty, D);
   to_pattern(jm, D, jd->proj);
