@@ -292,7 +292,7 @@ void cli_run_options_help(FILE* out, int column, const char* refresh_default, in
        "auto)"},
       {"--formulation F",
        "natural or joint: the coordinates of the equations of motion (default: the spec's "
-       "simulation.formulation, else natural; joint simulates, without gradients yet)"},
+       "simulation.formulation, else natural)"},
       {"--tangent-refresh R", refresh},
       {"--threads N",
        "adjoint only: threads of the backward sweep, 1 or 2; 0 takes 2 from 64 "
