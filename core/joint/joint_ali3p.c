@@ -34,23 +34,37 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
                         double cs, const double* C, double* D) {
   const mb_tree* t = jm->tree;
   const int nz = jm->nz, nf = jm->nforce_coord;
-  double* XR = D + (size_t)nz * nz; /* (nf x nz) X R at the force coordinates */
+  double* XR = D + (size_t)nz * nz;       /* (nf x nz) X R at the force coordinates */
+  double* path_R = XR + (size_t)nf * nz;  /* (nf x nz) their rows of R along their paths, packed */
+  double* sum = path_R + (size_t)nf * nz; /* (nz) */
   memset(XR, 0, (size_t)nf * nz * sizeof(double));
-  for (int p = 0; p < jm->nforce_pair; p++) {
-    const int e = jm->force_entry[p], a = jm->force_pair[2 * p], b = jm->force_pair[2 * p + 1];
-    const double x = ks * K[e] + cs * C[e];
-    if (x == 0) continue;
-    const int cb = jm->need_coord[b], body = jm->coord_body[b];
-    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++) {
-      const int col = t->path[k];
-      XR[(size_t)a * nz + col] += x * jd->Rq[(size_t)cb * nz + col];
+  for (int b = 0; b < nf; b++) {
+    const int body = jm->coord_body[b];
+    const double* r = jd->Rq + (size_t)jm->need_coord[b] * nz;
+    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++)
+      path_R[(size_t)b * nz + k - t->path_adr[body]] = r[t->path[k]];
+  }
+  /* the pairs come by row; a run of partners on one body shares that body's path, summed packed
+     and scattered once */
+  for (int p = 0; p < jm->nforce_pair;) {
+    const int a = jm->force_pair[2 * p], body = jm->coord_body[jm->force_pair[2 * p + 1]];
+    const int *path = t->path + t->path_adr[body], n = t->path_adr[body + 1] - t->path_adr[body];
+    memset(sum, 0, (size_t)n * sizeof(double));
+    for (; p < jm->nforce_pair && jm->force_pair[2 * p] == a &&
+           jm->coord_body[jm->force_pair[2 * p + 1]] == body;
+         p++) {
+      const int e = jm->force_entry[p];
+      const double x = ks * K[e] + cs * C[e], *r = path_R + (size_t)jm->force_pair[2 * p + 1] * nz;
+      if (x != 0)
+        for (int k = 0; k < n; k++) sum[k] += x * r[k];
     }
+    for (int k = 0; k < n; k++) XR[(size_t)a * nz + path[k]] += sum[k];
   }
   for (int a = 0; a < nf; a++) {
-    const int ca = jm->need_coord[a], body = jm->coord_body[a];
+    const int body = jm->coord_body[a];
     for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++) {
       const int j = t->path[k];
-      const double r = jd->Rq[(size_t)ca * nz + j];
+      const double r = path_R[(size_t)a * nz + k - t->path_adr[body]];
       for (int c = jm->reach_adr[a]; c < jm->reach_adr[a + 1]; c++)
         D[(size_t)j * nz + jm->reach[c]] += r * XR[(size_t)a * nz + jm->reach[c]];
     }

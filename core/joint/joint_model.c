@@ -258,7 +258,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   /* the largest of: composite inertias (36 nb); the natural accelerations (nq); the Newton
      residual's multipliers, dense matrix and force Jacobians (joint_ali3p.c) */
   const size_t nf = (size_t)jm->nforce_coord;
-  size_t nwork = nc + nz * nz + nf * nz + nz;
+  size_t nwork = nc + nz * nz + 2 * nf * nz + nz;
   if (36 * nb > nwork) nwork = 36 * nb;
   if (nq > nwork) nwork = nq;
   jd->aux = aux;
