@@ -161,7 +161,8 @@ void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, do
 }
 
 /* The dynamic matrices at the dynamic state (its rates in the natural state, forces evaluated):
-   K = d(R^T w)/dz, C = d(R^T w)/dzd, M = R^T M^n R. */
+   K = d(R^T w)/dz, C = d(R^T w)/dzd, M = R^T M^n R, the last the tree's recursive mass matrix
+   (mb_joint_mass), which is that product without forming it column by column. */
 void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
   const mb_model* aux = js->aux;
   const mb_pattern* sys = aux->structure->sys;
@@ -181,10 +182,9 @@ void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
     mb_spmv(sys, js->da->damp, js->R + j * nq, 1, u);
     mb_mass_mul(aux, js->Rad + j * nq, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 0, js->C + j * nz);
-    memset(u, 0, nq * sizeof(double));
-    mb_mass_mul(aux, js->R + j * nq, 1, u);
-    mb_joint_tangent_rt_mul(js, u, 1, 0, js->M + j * nz);
   }
+  mb_joint_mass(js->jm, js->jd); /* symmetric: its rows are its columns */
+  memcpy(js->M, js->jd->M, nz * nz * sizeof(double));
 }
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a
