@@ -229,10 +229,10 @@ typedef struct mb_tree_direction {
   double shift[3];
 } mb_tree_direction;
 
-/* dq, dqd, dqdd (aux nq, each may be NULL) = the derivatives along dir of the natural positions,
-   velocities and accelerations of the elements the tree places (others untouched), at the
-   motion sp; dlocal (aux nelem x 3, may be NULL) adds the derivatives of the elements' local
-   values. */
+/* dq, dqd, dqdd (aux nq, each may be NULL, zero on entry) = the derivatives along dir of the
+   natural positions, velocities and accelerations of the elements the tree places, at the motion
+   sp; dlocal (aux nelem x 3, may be NULL) adds the derivatives of the elements' local values.
+   Without dlocal, only the elements of the bodies dir moves are written, the others' being zero. */
 void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                              const mb_model* aux, const mb_tree_direction* dir,
                              const double* dlocal, double* dq, double* dqd, double* dqdd);

@@ -281,7 +281,8 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
   double delta[6];
   for (int r = 0; r < 6; r++) delta[r] = src.cz * src.S[r];
   for (int e = 0; e < aux->nelem; e++) {
-    if (!mb_tree_places(aux, e)) continue;
+    /* the elements of bodies the direction leaves, without local values moved: zero */
+    if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
     const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
     const double *V = sp->V + 6 * b, *A = sp->A + 6 * b;
     double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], dV[6], dA[6], u[3];
