@@ -99,7 +99,7 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   mb_tree_spatial* sp = calloc(1, sizeof *sp);
   const size_t nz = (size_t)t->nz, nb = (size_t)t->nbody, nn = (size_t)t->nnorm;
   if (!sp) return NULL;
-  sp->S = calloc(42 * nz + 96 * nn + 24 * nb + 1, sizeof(double));
+  sp->S = calloc(42 * nz + 96 * nn + 36 * nb + 1, sizeof(double));
   sp->moved = calloc(nb + 1, 1);
   if (!sp->S || !sp->moved) {
     mb_tree_spatial_free(sp);
@@ -112,7 +112,9 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   sp->V = p, p += 6 * nb;
   sp->A = p, p += 6 * nb;
   sp->W = p, p += 6 * nb;
-  sp->dW = p;
+  sp->dW = p, p += 6 * nb;
+  sp->dV = p, p += 6 * nb;
+  sp->dA = p;
   return sp;
 }
 
@@ -280,14 +282,14 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
   source_of(t, sp, dir, &src);
   double delta[6];
   for (int r = 0; r < 6; r++) delta[r] = src.cz * src.S[r];
+  for (int b = 0; b < t->nbody; b++) body_tangent(sp, &src, b, sp->dV + 6 * b, sp->dA + 6 * b);
   for (int e = 0; e < aux->nelem; e++) {
     /* the elements of bodies the direction leaves, without local values moved: zero */
     if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
     const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
-    const double *V = sp->V + 6 * b, *A = sp->A + 6 * b;
-    double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], dV[6], dA[6], u[3];
+    const double *V = sp->V + 6 * b, *A = sp->A + 6 * b, *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b;
+    double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], u[3];
     mb_tree_element_value(s, aux, e, x);
-    body_tangent(sp, &src, b, dV, dA);
     /* xd = v0 + w x x (vector: w x x) */
     mbu_cross3(V + 3, x, xd);
     if (sp->moved[b]) {
