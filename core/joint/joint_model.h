@@ -149,6 +149,15 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
 mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
                            double* psi, double* grad, size_t* memory, mb_error* err);
 
+/* The explicit parameter derivatives of the equations of motion and constraints at jd's
+   positions, multipliers and time and the rates zd, zdd: r (nz x p, by parameter) = -dF/drho and
+   g (ncon x p) = -dPhi/drho at fixed joint coordinates, F = M zdd + Phi_z^T lambda - Q and
+   p = mb_desc_gradient_count(desc); the right-hand side of the forward sensitivity's tangent
+   linear model (joint_sens.c), for its tests. */
+mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* jm,
+                                     mb_joint_data* jd, const double* zd, const double* zdd,
+                                     double* r, double* g, mb_error* err);
+
 /* mb_simulate in joint coordinates: the observer sees the natural model and its workspace. */
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err);

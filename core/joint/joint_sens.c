@@ -308,6 +308,17 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
 /* The dynamic state of the step just taken: its Newmark rates (into js->work), K, C and M, the
    factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in
    joint coordinates), and each parameter's explicit terms into r (nz x p), g (nc x p). */
+/* The dynamic state at jd's positions, multipliers and time and the rates zd, zdd: the natural
+   state, the columns, the forces with their Jacobians, K, C and M. */
+static void dynamic_state(joint_sens* js, const double* zd, const double* zdd) {
+  mb_joint_constraints(js->jm, js->jd);
+  mb_joint_tangent_state(js->tg, zd, zdd);
+  mb_joint_tangent_columns(js->tg);
+  mb_forces(js->aux, js->da, 1);
+  mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
+  memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
+}
+
 static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* err) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
@@ -318,12 +329,7 @@ static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* e
   double* star = js->work;
   for (int i = 0; i < nz; i++)
     star[i] = cv * jd->z[i] - jd->zhat_v[i], star[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
-  mb_joint_constraints(jm, jd);
-  mb_joint_tangent_state(tg, star, star + nz);
-  mb_joint_tangent_columns(tg);
-  mb_forces(js->aux, js->da, 1);
-  mb_joint_tangent_dynamics(tg, jd->lambda);
-  memcpy(js->da->lambda, tg->lam, (size_t)js->aux->ncon * sizeof(double));
+  dynamic_state(js, star, star + nz);
   /* A by columns; the Gram term is symmetric */
   double* A = tg->T;
   for (int k = 0; k < nz * nz; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
@@ -449,6 +455,20 @@ static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, double pen, c
   for (int i = 0; i < js->nc; i++)
     mult[i] +=
         pen * js->jm->scale[i] * (mbu_dot(js->nz, js->jd->phiz + (size_t)i * js->nz, x) + rhs[i]);
+}
+
+mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* jm,
+                                     mb_joint_data* jd, const double* zd, const double* zdd,
+                                     double* r, double* g, mb_error* err) {
+  joint_sens js;
+  mb_status st = joint_sens_init(&js, desc, jm, jd, mb_desc_gradient_count(desc), err);
+  if (st == MB_OK) {
+    dynamic_state(&js, zd, zdd);
+    for (int k = 0; k < js.p; k++)
+      explicit_terms(&js, k, 0, r + (size_t)k * js.nz, g + (size_t)k * js.nc);
+  }
+  joint_sens_free(&js);
+  return st;
 }
 
 /* ---------------------------------------------------------------------------------------------
