@@ -127,9 +127,17 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
   s->ops->positions(s);
   while (!converged && it < opt->max_newton && growing < MB_DIVERGING_ITERATIONS) {
     const int singular = s->ops->residual(s, alpha, r, refresh);
-    if (!mbu_all_finite(nq, r))
+    /* at the prediction, the model's own fault; after corrections, iterates thrown out of range
+       by a step too long for the motion, which sub-steps may follow */
+    if (!mbu_all_finite(nq, r) && it == 0)
       return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: non-finite forces or constraints%s",
                           *s->t, s->lock_hint);
+    if (!mbu_all_finite(nq, r))
+      return mb_error_set(err, MB_NEWTON_FAILED,
+                          "t = %g: Newton iteration diverges (non-finite forces or constraints "
+                          "after %d iterations): the motion changes too much in one step; a "
+                          "smaller step (--step %g) follows it%s",
+                          *s->t, it, opt->step / 4, s->lock_hint);
     if (singular)
       return mb_error_set(err, MB_ERR_SINGULAR, "t = %g: singular Newton matrix%s", *s->t,
                           s->lock_hint);
