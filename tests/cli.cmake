@@ -71,6 +71,11 @@ mbopt_cli_test(simulate_substeps 0 "100 steps, .* 3 retried on sub-steps" 0
 mbopt_cli_test(gradient_substeps 0 "steps     3 retried on sub-steps" 0
   gradient problems/fivebar.json --step 0.05)
 mbopt_check_both(fivebar_substeps problems/fivebar.json --step 0.05)
+# in joint coordinates the five-bar takes h = 0.05 whole; at h = 0.5 nine of its ten steps pass on
+# sub-steps (the first iterations thrown out of range), which both methods follow
+mbopt_cli_test(simulate_joint_substeps 0 "10 steps, .* 9 retried on sub-steps.*completed" 0
+  simulate problems/fivebar.json --formulation joint --step 0.5)
+mbopt_check_both(joint_fivebar_substeps problems/fivebar.json --formulation joint --step 0.5)
 mbopt_cli_test(gradient_substep_remedy 1
   "t = 2: the Newton iteration fails at h = 0\\.5, also on 8 sub-steps, but passes on 16 sub-steps: simulation\\.max_substeps = 16 \\(or --step 0\\.03125\\) gets it through" 1
   gradient problems/fivebar.json --step 0.5)

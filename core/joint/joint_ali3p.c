@@ -305,26 +305,32 @@ static void retry_restore(void* ctx) {
   start_copy(c, 0);
 }
 
-/* The step from its start on n sub-steps (mb_substep_settings). */
-static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
-  joint_step *c = ctx, s_ctx;
-  mb_joint_data* jd = c->jd;
-  const mb_settings sub = mb_substep_settings(&c->jm->aux->opt, n);
-  const mb_stepper s = joint_stepper(c->jm, jd, &sub, &s_ctx);
-  const double t0 = jd->start_t, t_next = (jd->start_steps + 1) * c->jm->aux->opt.step;
-  retry_restore(c);
+mb_status mb_joint_substeps(const mb_joint_model* jm, mb_joint_data* jd, int n,
+                            mb_joint_substep_hook after, void* user, mb_error* err) {
+  joint_step c = {jm, jd, NULL, 0}, s_ctx;
+  const mb_settings sub = mb_substep_settings(&jm->aux->opt, n);
+  const mb_stepper s = joint_stepper(jm, jd, &sub, &s_ctx);
+  const double t0 = jd->start_t, t_next = (jd->start_steps + 1) * jm->aux->opt.step;
+  retry_restore(&c);
   mb_status st = MB_OK;
-  for (int j = 1; j <= n && st == MB_OK; j++)
+  for (int j = 1; j <= n && st == MB_OK; j++) {
     st = mb_ali3p_step(&s, t0 + (t_next - t0) * j / n, err);
+    if (st == MB_OK && after) st = after(user, &sub, err);
+  }
   if (st == MB_OK) jd->aux->report.steps = jd->start_steps + 1;
   return st;
 }
 
-mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
+  const joint_step* c = ctx;
+  return mb_joint_substeps(c->jm, c->jd, n, NULL, NULL, err);
+}
+
+mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, int* substeps, mb_error* err) {
   joint_step c = {jm, jd, NULL, 0};
   const mb_retry r = {&c,         &jm->aux->opt, &jd->aux->report, retry_step, retry_substeps,
                       retry_save, retry_restore};
-  return mb_step_retrying(&r, NULL, err);
+  return mb_step_retrying(&r, substeps, err);
 }
 
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
@@ -384,7 +390,7 @@ static mb_status run_assemble(void* ctx, mb_error* err) {
 
 static mb_status run_step(void* ctx, mb_error* err) {
   joint_step* c = ctx;
-  return mb_joint_step(c->jm, c->jd, err);
+  return mb_joint_step(c->jm, c->jd, NULL, err);
 }
 
 static double run_driver_power(void* ctx) {

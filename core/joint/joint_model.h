@@ -139,8 +139,17 @@ mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd
 mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* One step of jm->aux->opt.step, retried on sub-steps as the natural formulation's are
-   (simulation.max_substeps), with the natural model's state in jd->aux made current. */
-mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+   (simulation.max_substeps), with the natural model's state in jd->aux made current; *substeps
+   (unless NULL): how many it took, 1 for the step whole. */
+mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, int* substeps, mb_error* err);
+
+/* Called after each sub-step of mb_joint_substeps with the sub-steps' settings. */
+typedef mb_status (*mb_joint_substep_hook)(void* user, const mb_settings* sub, mb_error* err);
+
+/* The step mb_joint_step just took on n sub-steps, again from its start (the same states: the
+   sensitivities follow them), calling after (may be NULL) with user after each. */
+mb_status mb_joint_substeps(const mb_joint_model* jm, mb_joint_data* jd, int n,
+                            mb_joint_substep_hook after, void* user, mb_error* err);
 
 /* The sensitivities in joint coordinates (joint_sens.c): mbd_forward and mbd_adjoint of a model
    whose natural coordinates serve jm. The adjoint keeps every step's state (memory: its bytes). */

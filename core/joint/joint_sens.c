@@ -19,6 +19,7 @@
 #include "joint_tangent.h"
 #include "mbopt/sensitivity.h"
 #include "sens.h"
+#include "stepper.h"
 #include "structure.h"
 
 typedef struct joint_sens {
@@ -26,7 +27,8 @@ typedef struct joint_sens {
   mb_joint_data* jd;
   const mb_model* aux;
   mb_data* da;
-  mb_joint_tangent* tg; /* the equations' derivatives at a state */
+  mb_joint_tangent* tg;   /* the equations' derivatives at a state */
+  const mb_settings* opt; /* the step's: the model's, or its sub-steps' */
   sens_ws* ws; /* the natural model's: tangent models, explicit terms, and the natural state
                   sensitivities the functionals read */
   int p, nz, nt, nc, nq;
@@ -52,6 +54,7 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
                                  mb_joint_data* jd, int p, mb_error* err) {
   memset(js, 0, sizeof *js);
   js->jm = jm, js->jd = jd, js->aux = jm->aux, js->da = jd->aux, js->p = p;
+  js->opt = &jm->aux->opt;
   const mb_tree* t = jm->tree;
   const size_t nz = jm->nz, nc = jm->ncon, nq = jm->aux->nq, np = p > 0 ? p : 1;
   js->nz = (int)nz, js->nt = t->nz, js->nc = (int)nc, js->nq = (int)nq;
@@ -278,7 +281,7 @@ static mb_status initial_sensitivities(joint_sens* js, mb_error* err) {
 
 /* Newmark history of the sensitivities (eqs. 22) from the last step's values. */
 static void sensitivity_history(joint_sens* js) {
-  const mb_settings* o = &js->aux->opt;
+  const mb_settings* o = js->opt;
   const double h = o->step, beta = o->beta, gamma = o->gamma;
   for (size_t i = 0; i < (size_t)js->nz * js->p; i++) {
     js->hat_v[i] = gamma / (beta * h) * js->zr[i] + (gamma / beta - 1) * js->zdr[i] +
@@ -323,7 +326,7 @@ static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* e
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
   mb_joint_tangent* tg = js->tg;
-  const mb_settings* o = &js->aux->opt;
+  const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc;
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
   double* star = js->work;
@@ -482,7 +485,7 @@ mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* 
    The acceleration projection's explicit terms leave the parameters' natural state derivatives
    at the projected state in js->dq, dqd, dqdd, for the functionals. */
 static mb_status forward_step(joint_sens* js, mb_error* err) {
-  const mb_settings* o = &js->aux->opt;
+  const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc;
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
   mb_joint_tangent* tg = js->tg;
@@ -543,17 +546,22 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
   return MB_OK;
 }
 
-/* One step, refused for the sensitivities when it passed only on sub-steps. */
-static mb_status joint_step(joint_sens* js, mb_error* err) {
-  mb_data* da = js->da;
-  const int substepped = da->report.substepped_steps;
-  mb_status st = mb_joint_step(js->jm, js->jd, err);
-  if (st == MB_OK && js->p > 0 && da->report.substepped_steps != substepped)
-    st = mb_error_set(err, MB_NEWTON_FAILED,
-                      "t = %g: the step passed only on sub-steps, which the sensitivities in "
-                      "joint coordinates do not follow yet; a smaller step (--step %g) takes it "
-                      "whole",
-                      js->jd->t, js->aux->opt.step / 4);
+/* One step; with parameters, then `after` with the step's settings, or after each sub-step
+   with theirs when it passed only on sub-steps (mb_joint_substeps takes them again). */
+static mb_status joint_step(joint_sens* js, mb_joint_substep_hook after, mb_error* err) {
+  int substeps = 1;
+  const mb_status st = mb_joint_step(js->jm, js->jd, &substeps, err);
+  if (st != MB_OK || js->p == 0) return st;
+  if (substeps == 1) return after(js, &js->aux->opt, err);
+  return mb_joint_substeps(js->jm, js->jd, substeps, after, js, err);
+}
+
+/* forward_step with the settings of the step or sub-step just taken */
+static mb_status forward_after(void* user, const mb_settings* opt, mb_error* err) {
+  joint_sens* js = user;
+  js->opt = opt;
+  const mb_status st = forward_step(js, err);
+  js->opt = &js->aux->opt;
   return st;
 }
 
@@ -571,11 +579,8 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const double h = aux->opt.step;
   const long nstep = mb_step_count(aux);
   for (long n = 1; n <= nstep; n++) {
-    if ((st = joint_step(&js, err)) != MB_OK) goto done;
-    if (p > 0) {
-      if ((st = forward_step(&js, err)) != MB_OK) goto done;
-      natural_sensitivities(&js);
-    }
+    if ((st = joint_step(&js, forward_after, err)) != MB_OK) goto done;
+    if (p > 0) natural_sensitivities(&js);
     mb_sensors_angles(aux, da);
     sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
   }
@@ -645,7 +650,7 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
    transposes of forward_step's systems in the reverse order. */
 static void adjoint_step(joint_sens* js, const double* terms, double* mu, double* grad,
                          double* scratch) {
-  const mb_settings* o = &js->aux->opt;
+  const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc, p = js->p;
   const size_t np = p > 0 ? p : 1;
   const double h = o->step, beta = o->beta, gamma = o->gamma;
@@ -693,6 +698,66 @@ static void adjoint_step(joint_sens* js, const double* terms, double* mu, double
     for (int i = 0; i < nz; i++) mu[l * nz + i] = a[l] * mhv[i] + b[l] * mha[i];
 }
 
+/* The forward sweep's states, one per step or sub-step: the state (record), the sub-step count of
+   its step (1: whole), the step it ends or belongs to, and whether it ends that step. */
+typedef struct tape {
+  joint_sens* js;
+  double* state;
+  int* substeps;
+  long* step;
+  unsigned char* ends;
+  size_t n, cap;
+  long current; /* the step being taken */
+} tape;
+
+static void tape_free(tape* tp) {
+  free(tp->state), free(tp->substeps), free(tp->step), free(tp->ends);
+}
+
+/* Appends js's state (a step's end unless within sub-steps): MB_ERR_MEMORY when it cannot grow. */
+static mb_status tape_push(tape* tp, int substeps, int ends, mb_error* err) {
+  const size_t rs = record_size(tp->js);
+  if (tp->n == tp->cap) {
+    const size_t cap = tp->cap ? 2 * tp->cap : 64;
+    double* state = realloc(tp->state, cap * rs * sizeof(double));
+    if (state) tp->state = state;
+    int* sub = realloc(tp->substeps, cap * sizeof(int));
+    if (sub) tp->substeps = sub;
+    long* step = realloc(tp->step, cap * sizeof(long));
+    if (step) tp->step = step;
+    unsigned char* e = realloc(tp->ends, cap);
+    if (e) tp->ends = e;
+    if (!state || !sub || !step || !e)
+      return mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %zu states",
+                          cap);
+    tp->cap = cap;
+  }
+  record(tp->js, tp->state + rs * tp->n, 1);
+  tp->substeps[tp->n] = substeps, tp->step[tp->n] = tp->current,
+  tp->ends[tp->n] = (unsigned char)ends;
+  tp->n++;
+  return MB_OK;
+}
+
+/* after each step or sub-step of the forward sweep: its state onto the tape */
+static mb_status record_after(void* user, const mb_settings* opt, mb_error* err) {
+  tape* tp = user;
+  return tape_push(tp, (int)(tp->js->aux->opt.step / opt->step + 0.5), 0, err);
+}
+
+/* joint_step onto the tape (the hook's user is the tape), the last state marked as the step's
+   end */
+static mb_status taped_step(tape* tp, mb_error* err) {
+  joint_sens* js = tp->js;
+  int substeps = 1;
+  mb_status st = mb_joint_step(js->jm, js->jd, &substeps, err);
+  if (st != MB_OK) return st;
+  st = substeps == 1 ? record_after(tp, &js->aux->opt, err)
+                     : mb_joint_substeps(js->jm, js->jd, substeps, record_after, tp, err);
+  if (st == MB_OK) tp->ends[tp->n - 1] = 1;
+  return st;
+}
+
 mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
                            double* psi, double* grad, size_t* memory, mb_error* err) {
   const mb_model* aux = jm->aux;
@@ -702,20 +767,20 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const long nstep = mb_step_count(aux);
   const double h = aux->opt.step;
   joint_sens js;
-  double *tape = NULL, *terms = NULL, *x0 = NULL, *mu = NULL;
+  tape tp = {0};
+  double *terms = NULL, *x0 = NULL, *mu = NULL;
   mb_status st = joint_sens_init(&js, desc, jm, jd, p, err);
   if (st != MB_OK) goto done;
+  tp.js = &js;
   const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
-  tape = malloc(rs * (size_t)(nstep + 1) * sizeof(double) + 1);
   terms = malloc((3 * (nzs + nc) * np + 2 * nzs * nzs) * sizeof(double) + 1);
   x0 = malloc(3 * nzs * np * sizeof(double) + 1);
   mu = calloc(3 * nzs * (nf > 0 ? nf : 1) + 6 * nzs + nc + 1, sizeof(double));
-  if (!tape || !terms || !x0 || !mu) {
+  if (!terms || !x0 || !mu) {
     st =
         mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
     goto done;
   }
-  if (memory) *memory = rs * (size_t)(nstep + 1) * sizeof(double);
   memset(psi, 0, sizeof(double) * nf);
   if (grad) memset(grad, 0, sizeof(double) * nf * p);
 
@@ -723,23 +788,28 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   if ((st = initial_state(&js, psi, NULL, err)) != MB_OK) goto done;
   for (size_t k = 0; k < np * nzs && p > 0; k++)
     x0[k] = js.zr[k], x0[np * nzs + k] = js.zdr[k], x0[2 * np * nzs + k] = js.zddr[k];
-  record(&js, tape, 1);
+  if ((st = tape_push(&tp, 1, 1, err)) != MB_OK) goto done;
   for (long n = 1; n <= nstep; n++) {
-    if ((st = joint_step(&js, err)) != MB_OK) goto done;
-    record(&js, tape + rs * (size_t)n, 1);
+    tp.current = n;
+    if ((st = taped_step(&tp, err)) != MB_OK) goto done;
     mb_sensors_angles(aux, da);
     sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, NULL);
   }
   sens_accumulate(aux, da, js.ws, 1, 1, psi, NULL);
+  if (memory) *memory = rs * tp.n * sizeof(double);
   if (p == 0) goto done;
 
-  /* backward sweep */
+  /* backward sweep, each step or sub-step with its settings; the functionals read the steps'
+     ends */
   double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
   double *r2 = g1 + nc * np, *g2 = r2 + nzs * np, *P1 = g2 + nc * np, *P2 = P1 + nzs * nzs;
   double* scratch = mu + 3 * nzs * nf;
-  for (long n = nstep; n >= 0; n--) {
-    record(&js, tape + rs * (size_t)n, 0);
-    if (n > 0) {
+  for (size_t i = tp.n; i-- > 0;) {
+    const long n = tp.step[i];
+    const mb_settings sub = mb_substep_settings(&aux->opt, tp.substeps[i]);
+    js.opt = &sub;
+    record(&js, tp.state + rs * i, 0);
+    if (i > 0) {
       if ((st = dynamic_point(&js, r0, g0, err)) != MB_OK) goto done;
       mb_joint_mass(jm, jd);
       if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
@@ -747,19 +817,19 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       mb_joint_constraints(jm, jd);
     }
     projected_state(&js);
-    if (n > 0) {
+    if (i > 0) {
       projection_point(&js, 1, P1, r1, g1);
       projection_point(&js, 2, P2, r2, g2); /* leaves js.dq, dqd, dqdd as below */
     } else {
       state_parameter_motion(&js);
     }
     mb_sensors_angles(aux, da);
-    const double weight = nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
+    const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {
       double *m = mu + 3 * nzs * f, *gf = grad + (size_t)f * p;
-      functional_adjoint(&js, f, 0, weight, m, gf);
-      if (n == nstep) functional_adjoint(&js, f, 1, 1, m, gf);
-      if (n > 0) {
+      if (weight != 0) functional_adjoint(&js, f, 0, weight, m, gf);
+      if (n == nstep && tp.ends[i]) functional_adjoint(&js, f, 1, 1, m, gf);
+      if (i > 0) {
         adjoint_step(&js, terms, m, gf, scratch);
         continue;
       }
@@ -770,7 +840,9 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   }
 
 done:
+  js.opt = &aux->opt;
   joint_sens_free(&js);
-  free(tape), free(terms), free(x0), free(mu);
+  tape_free(&tp);
+  free(terms), free(x0), free(mu);
   return st;
 }
