@@ -253,70 +253,108 @@ static void check_tangent_matrices(mbt_tally* tally, const char* path) {
   mb_desc_free(&d);
 }
 
-/* F (nz) and Phi (ncon) of d compiled afresh (its parameters as they are) at z, zd, zdd, lambda,
-   time t; 0, or -1 when the model does not compile. */
-static int equations_of(const mb_desc* d, int ref, const double* z, const double* zd,
-                        const double* zdd, const double* lambda, double t, double* F, double* phi) {
+/* A state of the joint coordinates, with multipliers and, for the projections, the change y of
+   the projected rates. */
+typedef struct state {
+  const double *z, *zd, *zdd, *mult, *y;
+  double t;
+} state;
+
+/* The level's equations and rows of d compiled afresh (its parameters as they are) at s: level 0
+   F = M zdd + Phi_z^T mult - Q (nz) and Phi (ncon); level 1 or 2 the projection's M y +
+   Phi_z^T mult and d^level Phi/dt^level. 0, or -1 when the model does not compile. */
+static int system_of(const mb_desc* d, int ref, int level, const state* s, double* F,
+                     double* rows) {
   fixture f;
   if (fixture_open(NULL, NULL, d, ref, &f) != 0) return -1;
-  f.jd->t = t;
-  residual_at(f.jm, f.jd, z, zd, zdd, lambda, F);
-  memcpy(phi, f.jd->phi, (size_t)f.jm->ncon * sizeof(double));
+  const mb_joint_model* jm = f.jm;
+  mb_joint_data* jd = f.jd;
+  const int nz = jm->nz, nc = jm->ncon;
+  jd->t = s->t;
+  if (level == 0) {
+    residual_at(jm, jd, s->z, s->zd, s->zdd, s->mult, F);
+    memcpy(rows, jd->phi, (size_t)nc * sizeof(double));
+  } else {
+    memcpy(jd->z, s->z, (size_t)nz * sizeof(double));
+    memcpy(jd->zd, s->zd, (size_t)nz * sizeof(double));
+    mb_joint_constraints(jm, jd);
+    mb_joint_constraint_rates(jm, jd);
+    mb_joint_mass(jm, jd);
+    const double* x = level == 1 ? s->zd : s->zdd;
+    for (int i = 0; i < nz; i++) {
+      F[i] = 0;
+      for (int k = 0; k < nz; k++) F[i] += jd->M[(size_t)i * nz + k] * s->y[k];
+      for (int c = 0; c < nc; c++) F[i] += jd->phiz[(size_t)c * nz + i] * s->mult[c];
+    }
+    for (int c = 0; c < nc; c++) {
+      rows[c] = level == 1 ? jd->phit[c] : jd->phidd_rhs[c];
+      for (int k = 0; k < nz; k++) rows[c] += jd->phiz[(size_t)c * nz + k] * x[k];
+    }
+  }
   fixture_close(&f);
   return 0;
 }
 
-/* The parameters' explicit derivatives of the equations of motion and of the constraints
-   (mb_joint_explicit_dynamics: the natural model's tangent models carried by R, and the joint
-   frames and elements the parameters move) against central differences of F and Phi of models
-   compiled with each parameter moved, at a random state and fixed joint coordinates: geometric,
-   inertial, force, driver and controller parameters, every joint type, planar and spatial, both
-   reference points. */
+/* The parameters' explicit derivatives of the equations of motion and constraints and of both
+   projections' equations and rows (mb_joint_explicit_dynamics, mb_joint_explicit_projection: the
+   natural model's tangent models carried by R, and the joint frames and elements the parameters
+   move) against central differences of models compiled with each parameter moved, at a random
+   state and fixed joint coordinates: geometric, inertial, force, driver and controller
+   parameters, every joint type, planar and spatial, both reference points. */
 static void check_explicit_terms(mbt_tally* tally, const char* path, mb_desc* d, int ref,
                                  const fixture* f) {
+  static const char* what[3] = {"F", "the velocity projection", "the acceleration projection"};
   const mb_joint_model* jm = f->jm;
   mb_joint_data* jd = f->jd;
-  const int nz = jm->nz, nc = jm->ncon;
-  int p = mb_desc_gradient_count(d);
-  double* v = calloc(7 * (size_t)nz + 3 * (size_t)nc + (size_t)p * (nz + nc) + 1, sizeof(double));
-  double *z = v, *zd = z + nz, *zdd = zd + nz, *Fp = zdd + nz, *Fm = Fp + nz;
-  double *lambda = Fm + 2 * nz, *phip = lambda + nc, *phim = phip + nc, *r = phim + nc;
+  const int nz = jm->nz, nc = jm->ncon, p = mb_desc_gradient_count(d);
+  double* v = calloc(9 * (size_t)nz + 3 * (size_t)nc + (size_t)p * (nz + nc) + 1, sizeof(double));
+  double *z = v, *zd = z + nz, *zdd = zd + nz, *y = zdd + nz, *xs = y + nz, *Fp = xs + nz;
+  double *Fm = Fp + nz, *mult = Fm + 2 * nz, *rp = mult + nc, *rm = rp + nc, *r = rm + nc;
   double* g = r + (size_t)p * nz;
   unsigned seed = 2468u + (unsigned)nz + 5u * (unsigned)ref;
-  random_state(jm->tree, nz, &seed, z, zd, zdd, Fp); /* Fp: scratch until the differences */
-  for (int i = 0; i < nc; i++) lambda[i] = 10 * rnd(&seed);
-  const double t0 = 0.3;
-  memcpy(jd->z, z, (size_t)nz * sizeof(double));
-  memcpy(jd->lambda, lambda, (size_t)nc * sizeof(double));
-  jd->t = t0;
-  mb_error err;
-  if (mb_joint_explicit_dynamics(d, jm, jd, zd, zdd, r, g, &err) != MB_OK) {
-    printf("FAIL %s: %s\n", path, err.message), tally->failed++;
-    p = 0;
-  }
-  for (int k = 0; k < p; k++) {
-    const int par = mb_desc_gradient_param(d, k);
-    const double value = d->param_value[par], h = 1e-6 * fmax(fabs(value), 1);
-    int failed = 0;
-    mb_desc_set_param(d, par, value + h);
-    failed |= equations_of(d, ref, z, zd, zdd, lambda, t0, Fp, phip);
-    mb_desc_set_param(d, par, value - h);
-    failed |= equations_of(d, ref, z, zd, zdd, lambda, t0, Fm, phim);
-    mb_desc_set_param(d, par, value);
-    double eF = 0, sF = 0, ep = 0, sp = 0;
-    for (int i = 0; i < nz && !failed; i++) {
-      const double fd = -(Fp[i] - Fm[i]) / (2 * h);
-      eF = fmax(eF, fabs(r[(size_t)k * nz + i] - fd)), sF = fmax(sF, fabs(fd));
+  random_state(jm->tree, nz, &seed, z, zd, zdd, y);
+  for (int i = 0; i < nc; i++) mult[i] = 10 * rnd(&seed);
+  const state s = {z, zd, zdd, mult, y, 0.3};
+  for (int level = 0; level < 3; level++) {
+    memcpy(jd->z, z, (size_t)nz * sizeof(double));
+    memcpy(jd->zd, zd, (size_t)nz * sizeof(double));
+    memcpy(jd->zdd, zdd, (size_t)nz * sizeof(double));
+    double* multipliers[3] = {jd->lambda, jd->sigma, jd->kappa};
+    memcpy(multipliers[level], mult, (size_t)nc * sizeof(double));
+    jd->t = s.t;
+    for (int i = 0; i < nz; i++) xs[i] = (level == 1 ? zd[i] : zdd[i]) - y[i];
+    mb_error err;
+    const mb_status st = level == 0
+                             ? mb_joint_explicit_dynamics(d, jm, jd, zd, zdd, r, g, &err)
+                             : mb_joint_explicit_projection(d, jm, jd, level, xs, r, g, &err);
+    if (st != MB_OK) {
+      printf("FAIL %s: %s\n", path, err.message), tally->failed++;
+      break;
     }
-    for (int i = 0; i < nc && !failed; i++) {
-      const double fd = -(phip[i] - phim[i]) / (2 * h);
-      ep = fmax(ep, fabs(g[(size_t)k * nc + i] - fd)), sp = fmax(sp, fabs(fd));
+    for (int k = 0; k < p; k++) {
+      const int par = mb_desc_gradient_param(d, k);
+      const double value = d->param_value[par], h = 1e-6 * fmax(fabs(value), 1);
+      int failed = 0;
+      mb_desc_set_param(d, par, value + h);
+      failed |= system_of(d, ref, level, &s, Fp, rp);
+      mb_desc_set_param(d, par, value - h);
+      failed |= system_of(d, ref, level, &s, Fm, rm);
+      mb_desc_set_param(d, par, value);
+      double eF = 0, sF = 0, ep = 0, sp = 0;
+      for (int i = 0; i < nz && !failed; i++) {
+        const double fd = -(Fp[i] - Fm[i]) / (2 * h);
+        eF = fmax(eF, fabs(r[(size_t)k * nz + i] - fd)), sF = fmax(sF, fabs(fd));
+      }
+      for (int i = 0; i < nc && !failed; i++) {
+        const double fd = -(rp[i] - rm[i]) / (2 * h);
+        ep = fmax(ep, fabs(g[(size_t)k * nc + i] - fd)), sp = fmax(sp, fabs(fd));
+      }
+      mbt_check(tally, !failed, "the model compiles with the parameter moved", !failed, 1);
+      mbt_check_scaled(tally, eF, fmax(sF, 1), 1e-6, "%s (%s): %s, equations' d/d%s", path,
+                       ref ? "RTdyn1" : "RTdyn0", what[level], d->param_name[par]);
+      mbt_check_scaled(tally, ep, fmax(sp, 1), 1e-6, "%s (%s): %s, rows' d/d%s", path,
+                       ref ? "RTdyn1" : "RTdyn0", what[level], d->param_name[par]);
     }
-    mbt_check(tally, !failed, "the model compiles with the parameter moved", !failed, 1);
-    mbt_check_scaled(tally, eF, fmax(sF, 1), 1e-6, "%s (%s): -dF/d%s against differences", path,
-                     ref ? "RTdyn1" : "RTdyn0", d->param_name[par]);
-    mbt_check_scaled(tally, ep, fmax(sp, 1), 1e-6, "%s (%s): -dPhi/d%s against differences", path,
-                     ref ? "RTdyn1" : "RTdyn0", d->param_name[par]);
   }
   free(v);
 }

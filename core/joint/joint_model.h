@@ -167,6 +167,14 @@ mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* 
                                      mb_joint_data* jd, const double* zd, const double* zdd,
                                      double* r, double* g, mb_error* err);
 
+/* The same for the velocity (level 1) or acceleration (level 2) projection at jd's z, zd, zdd,
+   multipliers (sigma, kappa) and time, whose unprojected rates were x_star (nz): r = -d(M y +
+   Phi_z^T mult)/drho at fixed y = x - x_star and mult, g = -d(d^level Phi/dt^level)/drho at fixed
+   z, zd, zdd. */
+mb_status mb_joint_explicit_projection(const mb_desc* desc, const mb_joint_model* jm,
+                                       mb_joint_data* jd, int level, const double* x_star,
+                                       double* r, double* g, mb_error* err);
+
 /* mb_simulate in joint coordinates: the observer sees the natural model and its workspace. */
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err);

@@ -474,6 +474,21 @@ mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* 
   return st;
 }
 
+mb_status mb_joint_explicit_projection(const mb_desc* desc, const mb_joint_model* jm,
+                                       mb_joint_data* jd, int level, const double* x_star,
+                                       double* r, double* g, mb_error* err) {
+  joint_sens js;
+  mb_status st = joint_sens_init(&js, desc, jm, jd, mb_desc_gradient_count(desc), err);
+  if (st == MB_OK) {
+    mb_joint_constraints(jm, jd);
+    projected_state(&js);
+    memcpy(js.work + (size_t)(level - 1) * js.nz, x_star, (size_t)js.nz * sizeof(double));
+    projection_point(&js, level, js.tg->T, r, g);
+  }
+  joint_sens_free(&js);
+  return st;
+}
+
 /* ---------------------------------------------------------------------------------------------
    forward */
 
