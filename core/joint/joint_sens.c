@@ -308,9 +308,6 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
   for (int j = 0; j < js->nz; j++) y[j] += s * mbu_dot(js->nq, X + (size_t)j * js->nq, x);
 }
 
-/* The dynamic state of the step just taken: its Newmark rates (into js->work), K, C and M, the
-   factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in
-   joint coordinates), and each parameter's explicit terms into r (nz x p), g (nc x p). */
 /* The dynamic state at jd's positions, multipliers and time and the rates zd, zdd: the natural
    state, the columns, the forces with their Jacobians, K, C and M. */
 static void dynamic_state(joint_sens* js, const double* zd, const double* zdd) {
@@ -322,6 +319,9 @@ static void dynamic_state(joint_sens* js, const double* zd, const double* zdd) {
   memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
 }
 
+/* The dynamic state of the step just taken: its Newmark rates (into js->work), K, C and M, the
+   factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in
+   joint coordinates), and each parameter's explicit terms into r (nz x p), g (nc x p). */
 static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* err) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
@@ -561,14 +561,15 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
   return MB_OK;
 }
 
-/* One step; with parameters, then `after` with the step's settings, or after each sub-step
+/* One step; with parameters, then after(user) with the step's settings, or after each sub-step
    with theirs when it passed only on sub-steps (mb_joint_substeps takes them again). */
-static mb_status joint_step(joint_sens* js, mb_joint_substep_hook after, mb_error* err) {
+static mb_status joint_step(joint_sens* js, mb_joint_substep_hook after, void* user,
+                            mb_error* err) {
   int substeps = 1;
   const mb_status st = mb_joint_step(js->jm, js->jd, &substeps, err);
   if (st != MB_OK || js->p == 0) return st;
-  if (substeps == 1) return after(js, &js->aux->opt, err);
-  return mb_joint_substeps(js->jm, js->jd, substeps, after, js, err);
+  if (substeps == 1) return after(user, &js->aux->opt, err);
+  return mb_joint_substeps(js->jm, js->jd, substeps, after, user, err);
 }
 
 /* forward_step with the settings of the step or sub-step just taken */
@@ -594,7 +595,7 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const double h = aux->opt.step;
   const long nstep = mb_step_count(aux);
   for (long n = 1; n <= nstep; n++) {
-    if ((st = joint_step(&js, forward_after, err)) != MB_OK) goto done;
+    if ((st = joint_step(&js, forward_after, &js, err)) != MB_OK) goto done;
     if (p > 0) natural_sensitivities(&js);
     mb_sensors_angles(aux, da);
     sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
@@ -760,16 +761,10 @@ static mb_status record_after(void* user, const mb_settings* opt, mb_error* err)
   return tape_push(tp, (int)(tp->js->aux->opt.step / opt->step + 0.5), 0, err);
 }
 
-/* joint_step onto the tape (the hook's user is the tape), the last state marked as the step's
-   end */
+/* joint_step onto the tape, its last state marked as the step's end */
 static mb_status taped_step(tape* tp, mb_error* err) {
-  joint_sens* js = tp->js;
-  int substeps = 1;
-  mb_status st = mb_joint_step(js->jm, js->jd, &substeps, err);
-  if (st != MB_OK) return st;
-  st = substeps == 1 ? record_after(tp, &js->aux->opt, err)
-                     : mb_joint_substeps(js->jm, js->jd, substeps, record_after, tp, err);
-  if (st == MB_OK) tp->ends[tp->n - 1] = 1;
+  const mb_status st = joint_step(tp->js, record_after, tp, err);
+  if (st == MB_OK && tp->js->p > 0) tp->ends[tp->n - 1] = 1;
   return st;
 }
 
