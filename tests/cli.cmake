@@ -291,6 +291,13 @@ mbopt_cli_test(check_joint_governor_adjoint 0 "0 failed: passed" 0
   check problems/control/governor_design.json --formulation joint --method adjoint --t-end 0.5)
 mbopt_cli_test(simulate_joint_controllers 0 "12 joint coordinates .RTdyn0., 1 constraints, 2 controllers with 6 state coordinates, 5 DOF.*cost = 256\\.97[0-9]*.*completed" 0
   simulate problems/control/pendulum_pid.json --formulation joint)
+# reaction outputs in joint coordinates (the joints' multipliers recovered from the leaves); their
+# gradients are refused, naming the functional and the output
+mbopt_cli_test(simulate_joint_reactions 0 "joint coordinates .RTdyn0..*reactions = 228\\.7[0-9]*.*completed" 0
+  simulate tests/models/ok/reactions_spatial.json --formulation joint)
+mbopt_cli_test(gradient_joint_reactions_refused 3
+  "functionals\\[0\\] \\(reactions\\): its output F_jA\\.x reads a joint's multipliers" 1
+  gradient tests/models/ok/reactions_planar.json --formulation joint)
 mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
   simulate problems/fivebar.json --formulation cartesian)
 # a gradient-free optimisation needs simulations alone: it runs in joint coordinates

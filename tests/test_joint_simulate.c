@@ -2,7 +2,7 @@
    converged objectives (shared benchmarks: psi = [0.726877, 7.34229, 304.921]) and against the
    natural formulation on the same models, controllers included: both are second order, so their
    difference falls about four times when the step halves, and RTdyn0 and RTdyn1 give the same
-   motion to round-off. */
+   motion to round-off; the joints' reactions too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +111,26 @@ static void agree(mbt_tally* t, const char* path, double t_end, double tol) {
   mb_desc_free(&d);
 }
 
+/* Reaction forces and torques and multipliers, recovered in joint coordinates body by body from
+   the leaves (joint_reactions.c): the models' functionals, integrals of those outputs alone,
+   agree with the natural formulation's (its own multipliers) within tol at the model's step, and
+   about four times closer at half of it. */
+static void reactions(mbt_tally* t, const char* path, double tol) {
+  mb_desc d;
+  if (!load(path, &d)) return t->failed++, (void)0;
+  const double h = d.settings.step;
+  const run_result n1 = run(&d, -1, h, 0), j1 = run(&d, MB_REFERENCE_CENTRE_OF_MASS, h, 0);
+  const run_result n2 = run(&d, -1, h / 2, 0), j2 = run(&d, MB_REFERENCE_CENTRE_OF_MASS, h / 2, 0);
+  const int ok = n1.ok && j1.ok && n2.ok && j2.ok;
+  const double d1 = rel_diff(1, j1.psi, n1.psi), d2 = rel_diff(1, j2.psi, n2.psi);
+  char what[200];
+  snprintf(what, sizeof what, "%s: the reactions' functional, joint against natural", path);
+  mbt_check(t, ok && d1 < tol, what, d1, tol);
+  snprintf(what, sizeof what, "%s: their gap at h/2 over that at h", path);
+  mbt_check(t, ok && d2 < 0.35 * d1, what, d2 / d1, 0.35);
+  mb_desc_free(&d);
+}
+
 /* A step whose Newton iteration fails (the five-bar at h = 0.05 with 6 iterations) is taken
    again on sub-steps, as in natural coordinates; without the retry the run stops there. */
 static void substeps(mbt_tally* t) {
@@ -147,6 +167,8 @@ int main(void) {
   agree(&t, "problems/control/pendulum_pid.json", 0, 1e-5);
   agree(&t, "problems/control/governor_design.json", 0, 2e-4);
   agree(&t, "problems/control/slider_crank_codesign.json", 0, 1e-4);
+  reactions(&t, "tests/models/ok/reactions_planar.json", 1e-6);
+  reactions(&t, "tests/models/ok/reactions_spatial.json", 1e-4);
   substeps(&t);
   return mbt_finish(&t);
 }

@@ -382,15 +382,17 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   return MB_OK;
 }
 
-/* the joint formulation's run (stepper.h) */
+/* the joint formulation's run (stepper.h), with the natural multipliers the outputs read */
 static mb_status run_assemble(void* ctx, mb_error* err) {
   joint_step* c = ctx;
-  return mb_joint_assemble(c->jm, c->jd, err);
+  const mb_status st = mb_joint_assemble(c->jm, c->jd, err);
+  return st != MB_OK ? st : mb_joint_natural_multipliers(c->jm, c->jd, err);
 }
 
 static mb_status run_step(void* ctx, mb_error* err) {
   joint_step* c = ctx;
-  return mb_joint_step(c->jm, c->jd, NULL, err);
+  const mb_status st = mb_joint_step(c->jm, c->jd, NULL, err);
+  return st != MB_OK ? st : mb_joint_natural_multipliers(c->jm, c->jd, err);
 }
 
 static double run_driver_power(void* ctx) {

@@ -30,6 +30,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->coord_body);
   free(jm->reach_adr);
   free(jm->reach);
+  free(jm->react_coord_adr), free(jm->react_coord), free(jm->react_row_adr), free(jm->react_row);
   free(jm);
 }
 
@@ -163,15 +164,6 @@ static mb_status unsupported(const mb_desc* d, mb_error* err) {
                           "joints[%d] (%s).friction: joint friction is not available in joint "
                           "coordinates yet; use \"formulation\": \"natural\"",
                           j, d->joint[j].name);
-  for (int i = 0; i < d->nsensor; i++) {
-    const mb_sensor_type type = d->sensor[i].type;
-    if (type == MB_SENSOR_REACTION_FORCE || type == MB_SENSOR_REACTION_TORQUE ||
-        type == MB_SENSOR_MULTIPLIERS)
-      return mb_error_set(err, MB_ERR_MODEL,
-                          "outputs[%d] (%s): outputs that read a joint's multipliers are not "
-                          "available in joint coordinates yet; use \"formulation\": \"natural\"",
-                          i, d->sensor[i].name);
-  }
   return MB_OK;
 }
 
@@ -227,8 +219,12 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   jm->nz = jm->tree->nz + jm->nstate;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
+  if ((st = mb_joint_reactions_controllers(aux, err)) != MB_OK) {
+    mb_joint_model_free(jm);
+    return st;
+  }
   if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 || needed_coordinates(jm) != 0 ||
-      (st = penalty_scales(d, jm)) != MB_OK) {
+      mb_joint_reactions_build(jm) != 0 || (st = penalty_scales(d, jm)) != MB_OK) {
     mb_joint_model_free(jm);
     return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   }

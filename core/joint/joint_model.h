@@ -45,6 +45,13 @@ typedef struct mb_joint_model {
   int* reach_adr;   /* (nforce_coord + 1) first of each force coordinate's entries in reach */
   int* reach;       /* the joint coordinates whose columns of R^T K R a force coordinate's row
                        of K R reaches: those of the bodies it couples to, ascending */
+  /* the outputs that read joint multipliers (joint_reactions.c): with reactions, per body its
+     natural coordinates and the tree's rows whose multipliers it determines (those of its
+     rigidity and of its joint to the parent) */
+  int reactions;
+  int *react_coord_adr, *react_coord; /* (nbody + 1), (aux nq) */
+  int *react_row_adr, *react_row;     /* (nbody + 1), (aux ncon) */
+  size_t react_scratch;               /* doubles of mb_joint_natural_multipliers' scratch */
   mb_solver lu, cholesky;
 } mb_joint_model;
 
@@ -110,6 +117,25 @@ void mb_joint_mass(const mb_joint_model* jm, mb_joint_data* jd);
 /* The natural model's controller states from z, zd or zdd (x: the joint vector, y: the natural
    one). */
 void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, double* y);
+
+/* The outputs that read joint multipliers (joint_reactions.c) */
+
+/* jm->reactions and, with them, the per-body lists of jm; 0, or -1 out of memory. */
+int mb_joint_reactions_build(mb_joint_model* jm);
+
+/* The natural model's multipliers (jd->aux->lambda; kappa zero) at the state a step or the
+   assembly left, when jm has outputs that read them: the cut joints' and drivers' rows from
+   lambda + kappa, the tree's from the natural equations of motion body by body from the leaves.
+   MB_ERR_MEMORY or MB_ERR_LINALG, with err, on failure. */
+mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+
+/* MB_ERR_MODEL naming the functional when one reads joint multipliers, whose gradients joint
+   coordinates do not have yet. */
+mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
+
+/* MB_ERR_MODEL when a controller of aux reads joint multipliers: the joint formulation recovers
+   them after each step, not within its iterations. */
+mb_status mb_joint_reactions_controllers(const mb_model* aux, mb_error* err);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
 

@@ -58,6 +58,10 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   const mb_tree* t = jm->tree;
   const size_t nz = jm->nz, nc = jm->ncon, nq = jm->aux->nq, np = p > 0 ? p : 1;
   js->nz = (int)nz, js->nt = t->nz, js->nc = (int)nc, js->nq = (int)nq;
+  if (p > 0) {
+    const mb_status st = mb_joint_reactions_gradients(jm, err);
+    if (st != MB_OK) return st;
+  }
   js->ws = sens_create(desc, jm->aux, p, err);
   if (!js->ws) return err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
   js->tg = mb_joint_tangent_create(jm, jd);
@@ -556,6 +560,7 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
     natural_sensitivities(js);
   }
   const long nstep = mb_step_count(aux);
+  if ((st = mb_joint_natural_multipliers(js->jm, js->jd, err)) != MB_OK) return st;
   mb_sensors_angles(aux, da);
   sens_accumulate(aux, da, js->ws, 0, nstep > 0 ? 0.5 * aux->opt.step : 0, psi, grad);
   return MB_OK;
@@ -597,6 +602,7 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   for (long n = 1; n <= nstep; n++) {
     if ((st = joint_step(&js, forward_after, &js, err)) != MB_OK) goto done;
     if (p > 0) natural_sensitivities(&js);
+    if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
     mb_sensors_angles(aux, da);
     sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
   }
@@ -802,6 +808,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   for (long n = 1; n <= nstep; n++) {
     tp.current = n;
     if ((st = taped_step(&tp, err)) != MB_OK) goto done;
+    if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
     mb_sensors_angles(aux, da);
     sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, NULL);
   }

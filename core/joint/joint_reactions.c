@@ -1,0 +1,155 @@
+/* The natural model's multipliers of a state in joint coordinates, for the outputs that read
+   them (reaction forces and torques, multipliers; reactions.c). The tree holds its joints and
+   the bodies' rigidity by construction, so those rows have no multipliers of their own; they are
+   recovered from the natural equations of motion, Phi_q^T lambda = Q - M qdd, body by body from
+   the leaves as the Newton-Euler recursion does: on each body's coordinates the rows of its
+   rigidity and of its joint to the parent are unknown, its children's joints known by then, the
+   cut joints' and drivers' rows those of the joint formulation (lambda + kappa). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "joint_model.h"
+#include "structure.h"
+
+/* Whether sensor s of m reads joint multipliers. */
+static int reads_multipliers(const mb_model* m, int s) {
+  const int type = m->sensor_type[s];
+  return type == MB_SENSOR_REACTION_FORCE || type == MB_SENSOR_REACTION_TORQUE ||
+         type == MB_SENSOR_MULTIPLIERS;
+}
+
+/* Whether output column c of m is one of such a sensor's. */
+static int column_reads_multipliers(const mb_model* m, int c) {
+  for (int s = 0; s < m->nsensor; s++)
+    if (c >= m->sensor_outadr[s] && c < m->sensor_outadr[s] + m->sensor_outnum[s])
+      return reads_multipliers(m, s);
+  return 0;
+}
+
+int mb_joint_reactions_build(mb_joint_model* jm) {
+  const mb_model* aux = jm->aux;
+  const mb_tree* t = jm->tree;
+  const int nb = t->nbody;
+  jm->reactions = 0;
+  for (int s = 0; s < aux->nsensor; s++) jm->reactions |= reads_multipliers(aux, s);
+  if (!jm->reactions) return 0;
+  int* child = malloc(((size_t)aux->njoint + 1) * sizeof(int)); /* a joint's body in the tree */
+  unsigned char* imposed = calloc((size_t)aux->ncon + 1, 1);
+  jm->react_coord_adr = calloc((size_t)nb + 1, sizeof(int));
+  jm->react_coord = malloc(((size_t)aux->nq + 1) * sizeof(int));
+  jm->react_row_adr = calloc((size_t)nb + 1, sizeof(int));
+  jm->react_row = malloc(((size_t)aux->ncon + 1) * sizeof(int));
+  if (!child || !imposed || !jm->react_coord_adr || !jm->react_coord || !jm->react_row_adr ||
+      !jm->react_row)
+    return free(child), free(imposed), -1;
+  for (int j = 0; j < aux->njoint; j++) child[j] = -1;
+  for (int b = 0; b < nb; b++)
+    if (t->joint[b] >= 0) child[t->joint[b]] = b;
+  for (int i = 0; i < jm->nrow; i++) imposed[jm->row[i]] = 1;
+  int nc = 0, nr = 0, most = 1;
+  for (int b = 0; b < nb; b++) {
+    jm->react_coord_adr[b] = nc;
+    for (int e = 0; e < aux->nelem; e++)
+      for (int r = 0; r < aux->dim && aux->elem_body[e] == b && mb_tree_places(aux, e); r++)
+        jm->react_coord[nc++] = aux->elem_qadr[e] + r;
+    jm->react_row_adr[b] = nr;
+    for (int i = 0; i < aux->ncon; i++) {
+      const int owner = aux->con_body[i] >= 0    ? aux->con_body[i]
+                        : aux->con_joint[i] >= 0 ? child[aux->con_joint[i]]
+                                                 : -1;
+      if (!imposed[i] && owner == b) jm->react_row[nr++] = i;
+    }
+    const int m = nc - jm->react_coord_adr[b], k = nr - jm->react_row_adr[b];
+    if (m * k > most) most = m * k;
+    if (m > most) most = m;
+  }
+  jm->react_coord_adr[nb] = nc, jm->react_row_adr[nb] = nr;
+  jm->react_scratch = (size_t)aux->nq + aux->ncon + 2 * (size_t)most;
+  free(child), free(imposed);
+  return 0;
+}
+
+/* The first of n terms on output columns whose column reads multipliers, or -1. */
+static int first_reading(const mb_model* m, int n, const int* column) {
+  for (int k = 0; k < n; k++)
+    if (column_reads_multipliers(m, column[k])) return k;
+  return -1;
+}
+
+mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
+  const mb_model* aux = jm->aux;
+  const int k = first_reading(aux, aux->nfterm, aux->fterm_column);
+  if (k < 0) return MB_OK;
+  const int f = aux->fterm_functional[k];
+  return mb_error_set(err, MB_ERR_MODEL,
+                      "functionals[%d] (%s): its output %s reads a joint's multipliers, whose "
+                      "gradients are not available in joint coordinates yet; use \"formulation\": "
+                      "\"natural\"",
+                      f, aux->functional_name + (size_t)MB_NAME_LEN * f,
+                      aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k]);
+}
+
+mb_status mb_joint_reactions_controllers(const mb_model* aux, mb_error* err) {
+  const int k = first_reading(aux, aux->ncterm, aux->cterm_column);
+  if (k < 0) return MB_OK;
+  return mb_error_set(err, MB_ERR_MODEL,
+                      "a controller reads output %s, a joint's multipliers, which joint "
+                      "coordinates recover only after each step; use \"formulation\": "
+                      "\"natural\"",
+                      aux->out_name + (size_t)MB_LABEL_LEN * aux->cterm_column[k]);
+}
+
+mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  if (!jm->reactions) return MB_OK;
+  const mb_model* aux = jm->aux;
+  const mb_tree* t = jm->tree;
+  const mb_rows* phiq = &aux->structure->phiq;
+  mb_data* da = jd->aux;
+  const int nq = aux->nq, nc = aux->ncon;
+  double* f = malloc(jm->react_scratch * sizeof(double) + 1);
+  if (!f)
+    return mb_error_set(err, MB_ERR_MEMORY, "t = %g: the joints' multipliers: out of memory",
+                        jd->t);
+  double *lam = f + nq, *A = lam + nc;
+  /* f = Q - M qdd - Phi_q^T lambda of the imposed rows, at the state the step left */
+  mb_constraints_positions(aux, da);
+  mb_forces(aux, da, 0);
+  for (int i = 0; i < nq; i++) f[i] = da->force[i];
+  mb_mass_mul(aux, da->qdd, -1, f);
+  memset(lam, 0, (size_t)nc * sizeof(double));
+  for (int i = 0; i < jm->nrow; i++) lam[jm->row[i]] = jd->lambda[i] + jd->kappa[i];
+  mb_rows_mul_t(phiq, da->phiq, lam, -1, f);
+  mb_status st = MB_OK;
+  for (int o = t->nbody - 1; o >= 0 && st == MB_OK; o--) {
+    const int b = t->order[o];
+    const int *coord = jm->react_coord + jm->react_coord_adr[b],
+              *row = jm->react_row + jm->react_row_adr[b];
+    const int m = jm->react_coord_adr[b + 1] - jm->react_coord_adr[b],
+              k = jm->react_row_adr[b + 1] - jm->react_row_adr[b];
+    if (k == 0) continue;
+    /* A (m x k, column-major) = the rows' gradients on the body's coordinates */
+    double* rhs = A + (size_t)m * k;
+    memset(A, 0, (size_t)m * k * sizeof(double));
+    for (int c = 0; c < k; c++)
+      for (int e = phiq->rowptr[row[c]]; e < phiq->rowptr[row[c] + 1]; e++)
+        for (int a = 0; a < m; a++)
+          if (coord[a] == phiq->col[e]) A[(size_t)c * m + a] = da->phiq[e];
+    for (int a = 0; a < m; a++) rhs[a] = f[coord[a]];
+    st = mbu_least_squares(m, k, 1, A, rhs, m > k ? m : k, NULL);
+    /* the rows' forces on every body they join, the parent's included */
+    for (int c = 0; c < k && st == MB_OK; c++) {
+      lam[row[c]] = rhs[c];
+      for (int e = phiq->rowptr[row[c]]; e < phiq->rowptr[row[c] + 1]; e++)
+        f[phiq->col[e]] -= da->phiq[e] * rhs[c];
+    }
+  }
+  if (st == MB_OK) {
+    memcpy(da->lambda, lam, (size_t)nc * sizeof(double));
+    memset(da->kappa, 0, (size_t)nc * sizeof(double));
+  }
+  free(f);
+  if (st != MB_OK)
+    mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);
+  return st;
+}
