@@ -219,10 +219,6 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   jm->nz = jm->tree->nz + jm->nstate;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
-  if ((st = mb_joint_reactions_controllers(aux, err)) != MB_OK) {
-    mb_joint_model_free(jm);
-    return st;
-  }
   if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 || needed_coordinates(jm) != 0 ||
       mb_joint_reactions_build(jm) != 0 || (st = penalty_scales(d, jm)) != MB_OK) {
     mb_joint_model_free(jm);

@@ -133,10 +133,6 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
    coordinates do not have yet. */
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
 
-/* MB_ERR_MODEL when a controller of aux reads joint multipliers: the joint formulation recovers
-   them after each step, not within its iterations. */
-mb_status mb_joint_reactions_controllers(const mb_model* aux, mb_error* err);
-
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
 
 /* The initial state: the natural model assembled (its prescriptions, redundancy, equilibrium),

@@ -70,34 +70,19 @@ int mb_joint_reactions_build(mb_joint_model* jm) {
   return 0;
 }
 
-/* The first of n terms on output columns whose column reads multipliers, or -1. */
-static int first_reading(const mb_model* m, int n, const int* column) {
-  for (int k = 0; k < n; k++)
-    if (column_reads_multipliers(m, column[k])) return k;
-  return -1;
-}
-
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
   const mb_model* aux = jm->aux;
-  const int k = first_reading(aux, aux->nfterm, aux->fterm_column);
-  if (k < 0) return MB_OK;
-  const int f = aux->fterm_functional[k];
-  return mb_error_set(err, MB_ERR_MODEL,
-                      "functionals[%d] (%s): its output %s reads a joint's multipliers, whose "
-                      "gradients are not available in joint coordinates yet; use \"formulation\": "
-                      "\"natural\"",
-                      f, aux->functional_name + (size_t)MB_NAME_LEN * f,
-                      aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k]);
-}
-
-mb_status mb_joint_reactions_controllers(const mb_model* aux, mb_error* err) {
-  const int k = first_reading(aux, aux->ncterm, aux->cterm_column);
-  if (k < 0) return MB_OK;
-  return mb_error_set(err, MB_ERR_MODEL,
-                      "a controller reads output %s, a joint's multipliers, which joint "
-                      "coordinates recover only after each step; use \"formulation\": "
-                      "\"natural\"",
-                      aux->out_name + (size_t)MB_LABEL_LEN * aux->cterm_column[k]);
+  for (int k = 0; k < aux->nfterm; k++) {
+    if (!column_reads_multipliers(aux, aux->fterm_column[k])) continue;
+    const int f = aux->fterm_functional[k];
+    return mb_error_set(err, MB_ERR_MODEL,
+                        "functionals[%d] (%s): its output %s reads a joint's multipliers, whose "
+                        "gradients are not available in joint coordinates yet; use "
+                        "\"formulation\": \"natural\"",
+                        f, aux->functional_name + (size_t)MB_NAME_LEN * f,
+                        aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k]);
+  }
+  return MB_OK;
 }
 
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
