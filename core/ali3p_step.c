@@ -11,6 +11,23 @@
 #include "internal.h"
 #include "stepper.h"
 
+void mb_newmark_coefficients(const mb_settings* opt, double a[3], double b[3]) {
+  const double h = opt->step, beta = opt->beta, gamma = opt->gamma;
+  a[0] = gamma / (beta * h), a[1] = gamma / beta - 1, a[2] = h * (gamma / (2 * beta) - 1);
+  b[0] = 1 / (beta * h * h), b[1] = 1 / (beta * h), b[2] = 1 / (2 * beta) - 1;
+}
+
+void mb_newmark_history(const mb_settings* opt, size_t n, const double* q, const double* qd,
+                        const double* qdd, double* hat_v, double* hat_a) {
+  const double h = opt->step, beta = opt->beta, gamma = opt->gamma;
+  /* divided rather than multiplied by the coefficients, as the results have always been */
+  for (size_t i = 0; i < n; i++) {
+    hat_v[i] = gamma / (beta * h) * q[i] + (gamma / beta - 1) * qd[i] +
+               h * (gamma / (2 * beta) - 1) * qdd[i];
+    hat_a[i] = q[i] / (beta * h * h) + qd[i] / (beta * h) + (1 / (2 * beta) - 1) * qdd[i];
+  }
+}
+
 /* Newmark velocities and accelerations of the current positions (eqs. 2). */
 static void newmark_rates(const mb_stepper* s) {
   const double h = s->opt->step, beta = s->opt->beta, gamma = s->opt->gamma;
@@ -105,17 +122,13 @@ static mb_status newton_failure(const mb_stepper* s, int it, double dq_norm, dou
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
   const mb_settings* opt = s->opt;
   const int nq = s->n, nc = s->nc;
-  const double h = opt->step, beta = opt->beta, gamma = opt->gamma;
+  const double h = opt->step;
   double alpha = opt->penalty; /* raised for this step only near singular positions */
   double *q = s->q, *qd = s->qd, *qdd = s->qdd;
 
   /* Newmark history terms of the previous step (eqs. 2), then the prediction */
-  for (int i = 0; i < nq; i++) {
-    s->qhat_v[i] = gamma / (beta * h) * q[i] + (gamma / beta - 1) * qd[i] +
-                   h * (gamma / (2 * beta) - 1) * qdd[i];
-    s->qhat_a[i] = q[i] / (beta * h * h) + qd[i] / (beta * h) + (1 / (2 * beta) - 1) * qdd[i];
-    q[i] += h * qd[i] + 0.5 * h * h * qdd[i];
-  }
+  mb_newmark_history(opt, (size_t)nq, q, qd, qdd, s->qhat_v, s->qhat_a);
+  for (int i = 0; i < nq; i++) q[i] += h * qd[i] + 0.5 * h * h * qdd[i];
   *s->t = t_new;
 
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */

@@ -25,6 +25,7 @@
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
+#include "stepper.h"
 
 /* what one step stores: the dynamic state (q, qd*, qdd*, lambda) and the projected one
    (qd, qdd, sigma, kappa) */
@@ -322,9 +323,9 @@ static void backward_step(const mb_model* run, const tape* tp, sens_point* pt, s
   const mb_model* m = at->model;
   const int nq = m->nq, nf = a->nf;
   const size_t len = (size_t)nq * nf;
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  const double c1 = gamma / (beta * h), c2 = gamma / beta - 1, c3 = h * (gamma / (2 * beta) - 1);
-  const double d1 = 1 / (beta * h * h), d2 = 1 / (beta * h), d3 = 1 / (2 * beta) - 1;
+  double c[3], dd[3]; /* the Newmark history's coefficients */
+  mb_newmark_coefficients(&m->opt, c, dd);
+  const double c1 = c[0], c2 = c[1], c3 = c[2], d1 = dd[0], d2 = dd[1], d3 = dd[2];
   double *qd_star_bar = a->hv, *qdd_star_bar = a->ha;
   mb_data* d = pt->d;
   memset(a->lbar, 0, sizeof(double) * (size_t)m->ncon * nf);

@@ -16,17 +16,12 @@
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
+#include "stepper.h"
 
 /* Newmark history of the sensitivities (eqs. 22) from the last step's values. */
 static void sensitivity_history(const mb_model* m, const sens_ws* ws, double* hat_v,
                                 double* hat_a) {
-  const double h = m->opt.step, beta = m->opt.beta, gamma = m->opt.gamma;
-  for (size_t i = 0; i < (size_t)m->nq * ws->p; i++) {
-    hat_v[i] = gamma / (beta * h) * ws->qr[i] + (gamma / beta - 1) * ws->qdr[i] +
-               h * (gamma / (2 * beta) - 1) * ws->qddr[i];
-    hat_a[i] =
-        ws->qr[i] / (beta * h * h) + ws->qdr[i] / (beta * h) + (1 / (2 * beta) - 1) * ws->qddr[i];
-  }
+  mb_newmark_history(&m->opt, (size_t)m->nq * ws->p, ws->qr, ws->qdr, ws->qddr, hat_v, hat_a);
 }
 
 /* The velocity (level 1) or acceleration (level 2) projection sensitivities at the projected

@@ -64,6 +64,16 @@ typedef struct mb_projection {
 double mb_project_iterate(const mb_projection* p, const double* b0, double* x, const double* rhs,
                           double* mult, double* work);
 
+/* The Newmark history of a step of settings opt (eqs. 2): hat_v = a[0] q + a[1] qd + a[2] qdd and
+   hat_a = b[0] q + b[1] qd + b[2] qdd of the state before it; a[0] and b[0] are also the new
+   positions' weights in the rates, qd = a[0] q - hat_v, qdd = b[0] q - hat_a. */
+void mb_newmark_coefficients(const mb_settings* opt, double a[3], double b[3]);
+
+/* hat_v, hat_a (n each) of q, qd, qdd (n each): the history of the integrator's positions, or of
+   their sensitivities */
+void mb_newmark_history(const mb_settings* opt, size_t n, const double* q, const double* qd,
+                        const double* qdd, double* hat_v, double* hat_a);
+
 /* The settings of a step's n sub-steps: h / n with the penalty raised n^2 times, which keeps
    every constraint's alpha beta h^2 scale as compiled. */
 mb_settings mb_substep_settings(const mb_settings* opt, int n);

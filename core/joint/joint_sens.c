@@ -285,14 +285,8 @@ static mb_status initial_sensitivities(joint_sens* js, mb_error* err) {
 
 /* Newmark history of the sensitivities (eqs. 22) from the last step's values. */
 static void sensitivity_history(joint_sens* js) {
-  const mb_settings* o = js->opt;
-  const double h = o->step, beta = o->beta, gamma = o->gamma;
-  for (size_t i = 0; i < (size_t)js->nz * js->p; i++) {
-    js->hat_v[i] = gamma / (beta * h) * js->zr[i] + (gamma / beta - 1) * js->zdr[i] +
-                   h * (gamma / (2 * beta) - 1) * js->zddr[i];
-    js->hat_a[i] =
-        js->zr[i] / (beta * h * h) + js->zdr[i] / (beta * h) + (1 / (2 * beta) - 1) * js->zddr[i];
-  }
+  mb_newmark_history(js->opt, (size_t)js->nz * js->p, js->zr, js->zdr, js->zddr, js->hat_v,
+                     js->hat_a);
 }
 
 /* y (n) += s A x, or with transpose s A^T x, for A (n x n by columns) */
@@ -672,11 +666,10 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
    transposes of forward_step's systems in the reverse order. */
 static void adjoint_step(joint_sens* js, const double* terms, double* mu, double* grad,
                          double* scratch) {
-  const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc, p = js->p;
   const size_t np = p > 0 ? p : 1;
-  const double h = o->step, beta = o->beta, gamma = o->gamma;
-  const double cv = gamma / (beta * h), ca = 1 / (beta * h * h);
+  double a[3], b[3]; /* the history's coefficients; a[0], b[0] the rates' */
+  mb_newmark_coefficients(js->opt, a, b);
   const double *r0 = terms, *g0 = r0 + nz * np, *r1 = g0 + nc * np, *g1 = r1 + nz * np;
   const double *r2 = g1 + nc * np, *g2 = r2 + nz * np, *P1 = g2 + nc * np, *P2 = P1 + nz * nz;
   mb_joint_tangent* tg = js->tg;
@@ -694,10 +687,10 @@ static void adjoint_step(joint_sens* js, const double* terms, double* mu, double
     } else {
       /* Newmark rates: zd* = cv z - hat_v, zdd* = ca z - hat_a */
       for (int i = 0; i < nz; i++) {
-        mz[i] += cv * msd[i] + ca * msdd[i];
+        mz[i] += a[0] * msd[i] + b[0] * msdd[i];
         mhv[i] = -msd[i], mha[i] = -msdd[i];
       }
-      kkt_solve(js, &js->lu, 1, o->penalty, mz, NULL, u, nu);
+      kkt_solve(js, &js->lu, 1, js->opt->penalty, mz, NULL, u, nu);
     }
     for (int k = 0; k < p; k++)
       grad[k] +=
@@ -713,9 +706,7 @@ static void adjoint_step(joint_sens* js, const double* terms, double* mu, double
       dense_mul(nz, tg->C, 1, u, 1, mhv);
     }
   }
-  /* hat_v = a1 z + a2 zd + a3 zdd, hat_a = b1 z + b2 zd + b3 zdd of the previous step */
-  const double a[3] = {gamma / (beta * h), gamma / beta - 1, h * (gamma / (2 * beta) - 1)};
-  const double b[3] = {1 / (beta * h * h), 1 / (beta * h), 1 / (2 * beta) - 1};
+  /* hat_v and hat_a of the previous step's z, zd, zdd */
   for (int l = 0; l < 3; l++)
     for (int i = 0; i < nz; i++) mu[l * nz + i] = a[l] * mhv[i] + b[l] * mha[i];
 }
