@@ -238,6 +238,7 @@ void mb_joint_data_free(mb_joint_data* jd) {
   mb_factor_release(&jd->projection);
   mb_tree_state_free(jd->st);
   free(jd->z);
+  free(jd->react);
   free(jd);
 }
 
@@ -259,7 +260,9 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   jd->z = calloc(
       12 * nz + 8 * nc + nc * nz + nz * nq + nz * nz + nt * nt + 2 * nnz + 6 * nb + nwork + 1,
       sizeof(double));
-  if (!jd->st || !jd->z || mb_factor_init(&jd->newton, &jm->lu) != 0 ||
+  if (jm->reactions) jd->react = malloc(jm->react_scratch * sizeof(double));
+  if (!jd->st || !jd->z || (jm->reactions && !jd->react) ||
+      mb_factor_init(&jd->newton, &jm->lu) != 0 ||
       mb_factor_init(&jd->projection, &jm->cholesky) != 0) {
     mb_joint_data_free(jd);
     return NULL;

@@ -85,7 +85,8 @@ typedef struct mb_joint_data {
   double* start; /* (3 nz + ncon) z, zd, zdd, lambda at the start of a step retried on sub-steps */
   double start_t;
   int start_steps;
-  double* work; /* scratch (joint_model.c) */
+  double* work;  /* scratch (joint_model.c) */
+  double* react; /* (jm->react_scratch) mb_joint_natural_multipliers' scratch, NULL without */
 } mb_joint_data;
 
 /* The workspace of a run of jm, over the natural model's workspace aux (of jm->aux). */
@@ -126,7 +127,7 @@ int mb_joint_reactions_build(mb_joint_model* jm);
 /* The natural model's multipliers (jd->aux->lambda; kappa zero) at the state a step or the
    assembly left, when jm has outputs that read them: the cut joints' and drivers' rows from
    lambda + kappa, the tree's from the natural equations of motion body by body from the leaves.
-   MB_ERR_MEMORY or MB_ERR_LINALG, with err, on failure. */
+   MB_ERR_LINALG or MB_ERR_MEMORY from the least-squares solves, with err. */
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* MB_ERR_MODEL naming the functional when one reads joint multipliers, whose gradients joint

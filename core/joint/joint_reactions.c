@@ -92,11 +92,7 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
   const mb_rows* phiq = &aux->structure->phiq;
   mb_data* da = jd->aux;
   const int nq = aux->nq, nc = aux->ncon;
-  double* f = malloc(jm->react_scratch * sizeof(double) + 1);
-  if (!f)
-    return mb_error_set(err, MB_ERR_MEMORY, "t = %g: the joints' multipliers: out of memory",
-                        jd->t);
-  double *lam = f + nq, *A = lam + nc;
+  double *f = jd->react, *lam = f + nq, *A = lam + nc;
   /* f = Q - M qdd - Phi_q^T lambda of the imposed rows, at the state the step left */
   mb_constraints_positions(aux, da);
   mb_forces(aux, da, 0);
@@ -133,7 +129,6 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
     memcpy(da->lambda, lam, (size_t)nc * sizeof(double));
     memset(da->kappa, 0, (size_t)nc * sizeof(double));
   }
-  free(f);
   if (st != MB_OK)
     mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);
   return st;

@@ -537,6 +537,19 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
   return MB_OK;
 }
 
+/* The functionals' terms, of weight w, at the state just reached: its angles, and the joints'
+   multipliers when the outputs read them (only without parameters: their gradients are refused,
+   mb_joint_reactions_gradients). */
+static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
+  if (js->p == 0) {
+    const mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
+    if (st != MB_OK) return st;
+  }
+  mb_sensors_angles(js->aux, js->da);
+  sens_accumulate(js->aux, js->da, js->ws, 0, w, psi, grad);
+  return MB_OK;
+}
+
 /* The initial state, its sensitivities (with p > 0) and the first functional terms; after it
    the natural state and js->zr, zdr, zddr are the initial ones. */
 static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_error* err) {
@@ -553,11 +566,7 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
     if ((st = initial_sensitivities(js, err)) != MB_OK) return st;
     natural_sensitivities(js);
   }
-  const long nstep = mb_step_count(aux);
-  if ((st = mb_joint_natural_multipliers(js->jm, js->jd, err)) != MB_OK) return st;
-  mb_sensors_angles(aux, da);
-  sens_accumulate(aux, da, js->ws, 0, nstep > 0 ? 0.5 * aux->opt.step : 0, psi, grad);
-  return MB_OK;
+  return state_terms(js, mb_step_count(aux) > 0 ? 0.5 * aux->opt.step : 0, psi, grad, err);
 }
 
 /* One step; with parameters, then after(user) with the step's settings, or after each sub-step
@@ -596,9 +605,7 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   for (long n = 1; n <= nstep; n++) {
     if ((st = joint_step(&js, forward_after, &js, err)) != MB_OK) goto done;
     if (p > 0) natural_sensitivities(&js);
-    if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
-    mb_sensors_angles(aux, da);
-    sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, grad);
+    if ((st = state_terms(&js, n == nstep ? 0.5 * h : h, psi, grad, err)) != MB_OK) goto done;
   }
   sens_accumulate(aux, da, js.ws, 1, 1, psi, grad);
 
@@ -799,9 +806,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   for (long n = 1; n <= nstep; n++) {
     tp.current = n;
     if ((st = taped_step(&tp, err)) != MB_OK) goto done;
-    if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
-    mb_sensors_angles(aux, da);
-    sens_accumulate(aux, da, js.ws, 0, n == nstep ? 0.5 * h : h, psi, NULL);
+    if ((st = state_terms(&js, n == nstep ? 0.5 * h : h, psi, NULL, err)) != MB_OK) goto done;
   }
   sens_accumulate(aux, da, js.ws, 1, 1, psi, NULL);
   if (memory) *memory = rs * tp.n * sizeof(double);
