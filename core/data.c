@@ -42,9 +42,7 @@ mb_data* mb_data_create_natural(const mb_model* m) {
                            nq,
                            (size_t)m->nfunctional,
                            MB_LVCACHE * (size_t)st->ncache};
-  size_t total = 8;
-  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) total += counts[i];
-  double* buf = calloc(total, sizeof(double));
+  double* buf = mbu_alloc_arrays(sizeof counts / sizeof counts[0], counts, fields, 8);
   d->newton = (mb_factor*)(d + 1);
   d->projection = d->newton + 1;
   if (!buf || mb_factor_init(d->newton, &st->newton) ||
@@ -55,9 +53,7 @@ mb_data* mb_data_create_natural(const mb_model* m) {
     free(d);
     return NULL;
   }
-  /* the first array owns the block */
-  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) *fields[i] = buf, buf += counts[i];
-  return d;
+  return d; /* the first array owns the block */
 }
 
 void mb_data_free_natural(mb_data* d) {

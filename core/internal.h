@@ -563,6 +563,10 @@ mb_status mbu_least_squares_rows(int rows, int n, int nrhs, const double* A, dou
 int mbu_svd(int rows, int n, double* A, double* s, double* U, double* VT);
 
 /* vectors */
+/* One zeroed block of the n arrays' sizes (size) and extra doubles beyond them: *fields[i] gets
+   its part, *fields[0] the block's start, which frees it. NULL, the fields untouched, when out of
+   memory. */
+double* mbu_alloc_arrays(size_t n, const size_t* size, double** const* fields, size_t extra);
 double mbu_norm_inf(int n, const double* x);
 /* x . y, summed in index order */
 double mbu_dot(int n, const double* x, const double* y);

@@ -1,7 +1,16 @@
 /* Small helpers on vectors. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "internal.h"
+
+double* mbu_alloc_arrays(size_t n, const size_t* size, double** const* fields, size_t extra) {
+  size_t total = extra;
+  for (size_t i = 0; i < n; i++) total += size[i];
+  double* block = calloc(total, sizeof(double));
+  for (size_t i = 0; block && i < n; i++) *fields[i] = i ? *fields[i - 1] + size[i - 1] : block;
+  return block;
+}
 
 double mbu_norm_inf(int n, const double* x) {
   /* two running maxima without branches, NaN noted apart: it wins, as with fmax it would not */

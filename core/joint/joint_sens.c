@@ -73,13 +73,10 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   double** fields[] = {&js->zr,        &js->zdr, &js->zddr, &js->hat_v, &js->hat_a, &js->zdr_star,
                        &js->zddr_star, &js->rhs, &js->lamr, &js->s1,    &js->s2,    &js->g,
                        &js->dq,        &js->dqd, &js->dqdd, &js->yz,    &js->work};
-  size_t total = 1;
-  for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
-  double* b = calloc(total, sizeof(double));
-  js->zr = b;
-  if (!js->tg || !js->frame || !js->moves_elements || !b || mb_factor_init(&js->lu, &jm->lu) != 0)
+  if (!js->tg || !js->frame || !js->moves_elements ||
+      !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
+      mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
-  for (size_t f = 0; f < sizeof size / sizeof *size; f++) *fields[f] = b, b += size[f];
   for (int k = 0; k < p; k++) {
     const mb_status st = mb_tree_frame_derivatives(t, desc, mb_desc_gradient_param(desc, k),
                                                    js->frame + (size_t)k * 6 * t->nbody, err);

@@ -42,15 +42,10 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
       &tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,       &tg->C,      &tg->M,
       &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,     &tg->w,      &tg->u,
       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern, &tg->wrench, &tg->projected};
-  size_t total = 1;
-  for (size_t f = 0; f < sizeof size / sizeof *size; f++) total += size[f];
-  double* b = calloc(total, sizeof(double));
-  if (!tg->sp || !tg->sy || !b) {
-    free(b);
+  if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1)) {
     mb_joint_tangent_free(tg);
     return NULL;
   }
-  for (size_t f = 0; f < sizeof size / sizeof *size; f++) *fields[f] = b, b += size[f];
   return tg;
 }
 
