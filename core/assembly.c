@@ -388,7 +388,8 @@ static mb_status assemble_accelerations(const mb_model* m, mb_data* d, mb_error*
   return MB_OK;
 }
 
-mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
+mb_status mb_assemble_with(const mb_model* m, mb_data* d, mb_equilibrium_fn equilibrium, void* ctx,
+                           mb_error* err) {
   const int nq = m->nq;
   if (nq > MB_MAX_ASSEMBLY_COORDINATES)
     return mb_error_set(err, MB_ERR_MODEL,
@@ -417,7 +418,9 @@ mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
   d->have_unwrap = 0;
 
   if ((st = assemble_positions(m, d, F, J, x, err)) != MB_OK) goto done;
-  if (m->opt.equilibrium && (st = mb_equilibrium(m, d, err)) != MB_OK) goto done;
+  if (m->opt.equilibrium &&
+      (st = equilibrium ? equilibrium(ctx, err) : mb_equilibrium(m, d, err)) != MB_OK)
+    goto done;
   if ((st = check_redundancy(m, d, J, err)) != MB_OK) goto done;
   if ((st = assemble_velocities(m, d, J, x, F, err)) != MB_OK) goto done;
   st = assemble_accelerations(m, d, err);

@@ -58,41 +58,59 @@ void mb_balance_free(mb_balance* b) {
   free(b);
 }
 
-/* The value of held prescription i in the constraints' form at q, its gradient into row (nq) */
-static double held_row(const mb_model* m, int i, const double* q, double* row) {
+double mb_balance_held_row(const mb_model* m, int i, const double* q, double* row) {
   memset(row, 0, sizeof(double) * m->nq);
   return mb_con_eval(m, m->pres_kind[i], m->pres_lvec + 4 * i, m->pres_value[i], -1, 0, q, NULL,
                      row, NULL);
 }
 
+/* the natural balance as a problem of mb_balance_iterate: unknowns (q, y) */
+typedef struct natural_balance {
+  const mb_model* m;
+  mb_data* d;
+  mb_balance* b;
+} natural_balance;
+
+static void natural_eval(void* ctx, int jacobian) {
+  natural_balance* c = ctx;
+  mb_balance_eval(c->m, c->d, c->b, jacobian);
+}
+
+static void natural_get(void* ctx, double* x) {
+  const natural_balance* c = ctx;
+  const int nq = c->m->nq;
+  memcpy(x, c->d->q, sizeof(double) * nq);
+  memcpy(x + nq, c->b->y, sizeof(double) * (c->b->n - nq));
+}
+
+static void natural_put(void* ctx, const double* x) {
+  natural_balance* c = ctx;
+  const int nq = c->m->nq;
+  memcpy(c->d->q, x, sizeof(double) * nq);
+  memcpy(c->b->y, x + nq, sizeof(double) * (c->b->n - nq));
+}
+
+static mb_balance_problem natural_problem(natural_balance* c) {
+  return (mb_balance_problem){c->b->n,      c->m->nq,    c->b->scale, c->m->opt.tol_assembly,
+                              c->b->y,      c->b->F,     c->b->A,     c,
+                              natural_eval, natural_get, natural_put};
+}
+
 mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
-  const int nq = m->nq, n = b->n, ny = n - nq;
+  const int nq = m->nq;
   d->t = 0;
   memset(d->qd, 0, sizeof(double) * nq);
   memset(d->qdd, 0, sizeof(double) * nq);
   /* the balance without reactions: its force rows are -Q (0 where held), and its Jacobian's upper
      right block is [Phi_q^T P_q^T] */
   b->scale = 1;
-  memset(b->y, 0, sizeof(double) * ny);
+  memset(b->y, 0, sizeof(double) * (b->n - nq));
   mb_balance_eval(m, d, b, 1);
   const double scale = mbu_norm_inf(nq, b->F);
   b->scale = scale > 0 && isfinite(scale) ? scale : 1;
-  /* the multipliers that balance the forces best: [Phi_q^T P_q^T] y = Q / scale */
-  if (ny == 0) return MB_OK;
-  const int ld = nq > ny ? nq : ny;
-  double* G = malloc(sizeof(double) * ((size_t)nq * ny + 1));
-  double* rhs = calloc((size_t)ld + 1, sizeof(double));
-  mb_status st = MB_ERR_MEMORY;
-  if (G && rhs) {
-    for (int i = 0; i < nq; i++) {
-      memcpy(G + (size_t)i * ny, b->A + (size_t)i * n + nq, sizeof(double) * ny);
-      rhs[i] = -b->F[i] / b->scale;
-    }
-    st = mbu_least_squares_rows(nq, ny, 1, G, rhs, ld, NULL);
-    if (st == MB_OK) memcpy(b->y, rhs, sizeof(double) * ny);
-  }
-  free(G), free(rhs);
-  return st;
+  natural_balance c = {m, d, b};
+  const mb_balance_problem p = natural_problem(&c);
+  return mb_balance_initial_multipliers(&p);
 }
 
 /* J (dim rows of nq, row-major) = d v / d q of linear vector lv */
@@ -145,7 +163,7 @@ void mb_balance_eval(const mb_model* m, mb_data* d, mb_balance* b, int jacobian)
   for (int j = 0; j < b->npv; j++) {
     const int r = nq + nc + j;
     const double mu = b->y[nc + j];
-    F[r] = held_row(m, b->pres[j], d->q, row);
+    F[r] = mb_balance_held_row(m, b->pres[j], d->q, row);
     for (int i = 0; i < nq; i++) F[i] += mu * row[i];
     if (!jacobian) continue;
     for (int i = 0; i < nq; i++) A[(size_t)r * n + i] = A[(size_t)i * n + r] = row[i];
@@ -190,17 +208,76 @@ static const char* coordinate_body(const mb_model* m, int i) {
 /* 1 when the forces balance to round-off (relative to the force scale and the multipliers) and
    the constraint and held rows hold to the assembly tolerance; *force: the largest unbalanced
    force left, N. */
-static int balanced(const mb_model* m, const mb_balance* b, double* force) {
-  const int nq = m->nq;
-  *force = mbu_norm_inf(nq, b->F) * b->scale;
-  return *force <= 1e-10 * b->scale * (1 + mbu_norm_inf(m->ncon + b->npv, b->y)) &&
-         mbu_norm_inf(b->n - nq, b->F + nq) <= m->opt.tol_assembly;
+static int balanced(const mb_balance_problem* p, double* force) {
+  *force = mbu_norm_inf(p->nx, p->F) * p->scale;
+  return *force <= 1e-10 * p->scale * (1 + mbu_norm_inf(p->n - p->nx, p->y)) &&
+         mbu_norm_inf(p->n - p->nx, p->F + p->nx) <= p->tol;
 }
 
-static double merit(const mb_balance* b) {
+static double merit(const mb_balance_problem* p) {
   double s = 0;
-  for (int i = 0; i < b->n; i++) s += b->F[i] * b->F[i];
+  for (int i = 0; i < p->n; i++) s += p->F[i] * p->F[i];
   return sqrt(s);
+}
+
+mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, int* iterations,
+                             double* force, int* converged) {
+  const int n = p->n;
+  double* x0 = malloc(sizeof(double) * (3 * (size_t)n + 1));
+  if (!x0) return MB_ERR_MEMORY;
+  double *dx = x0 + n, *x = dx + n;
+  mb_status st = MB_OK;
+  p->eval(p->ctx, 0);
+  double norm = merit(p);
+  /* past the tolerances, a few more iterations take the residual to round-off, so that the
+     equilibrium is a smooth function of the parameters (finite differences rely on it) */
+  int it = 0, polish = 0;
+  for (;; it++) {
+    const int done = balanced(p, force);
+    if (done && ++polish > 3) break;
+    if (!done && it >= max_iterations) break;
+    p->eval(p->ctx, 1);
+    for (int i = 0; i < n; i++) dx[i] = -p->F[i];
+    if ((st = mbu_least_squares_rows(n, n, 1, p->A, dx, n, NULL)) != MB_OK) break;
+    p->get(p->ctx, x0);
+    /* the full Newton step, halved while it does not reduce the residual */
+    double step = 1, trial = INFINITY;
+    for (int k = 0; k < 30 && !(trial < norm); k++, step *= 0.5) {
+      for (int i = 0; i < n; i++) x[i] = x0[i] + step * dx[i];
+      p->put(p->ctx, x);
+      p->eval(p->ctx, 0);
+      trial = merit(p);
+    }
+    if (!(trial < norm)) { /* at round-off, or stuck */
+      p->put(p->ctx, x0);
+      p->eval(p->ctx, 0);
+      break;
+    }
+    norm = trial;
+  }
+  *iterations = it;
+  *converged = balanced(p, force);
+  free(x0);
+  return st;
+}
+
+mb_status mb_balance_initial_multipliers(const mb_balance_problem* p) {
+  const int nx = p->nx, n = p->n, ny = n - nx;
+  if (ny == 0) return MB_OK;
+  const int ld = nx > ny ? nx : ny;
+  double* G = malloc(sizeof(double) * ((size_t)nx * ny + 1));
+  double* rhs = calloc((size_t)ld + 1, sizeof(double));
+  mb_status st = MB_ERR_MEMORY;
+  if (G && rhs) {
+    for (int i = 0; i < nx; i++) {
+      memcpy(G + (size_t)i * ny, p->A + (size_t)i * n + nx, sizeof(double) * ny);
+      rhs[i] = -p->F[i] / p->scale;
+    }
+    st = mbu_least_squares_rows(nx, ny, 1, G, rhs, ld, NULL);
+    if (st == MB_OK) memcpy(p->y, rhs, sizeof(double) * ny);
+  }
+  free(G), free(rhs);
+  return st;
 }
 
 static mb_status not_found(const mb_model* m, const mb_balance* b, int iterations, mb_error* err) {
@@ -232,59 +309,28 @@ static mb_status not_found(const mb_model* m, const mb_balance* b, int iteration
 }
 
 mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err) {
-  const int nq = m->nq, ny = m->ncon;
-  mb_balance* b = NULL;
-  double *x0 = NULL, *dx = NULL;
-  mb_status st = MB_ERR_MEMORY;
+  const int nq = m->nq;
   if (nq + m->ncon + m->npres > MAX_UNKNOWNS)
     return mb_error_set(err, MB_ERR_MODEL,
                         "static equilibrium: %d coordinates, constraints and held coordinates, "
                         "more than the %d its dense solves take",
                         nq + m->ncon + m->npres, MAX_UNKNOWNS);
-  b = mb_balance_create(m);
-  if (!b) goto done;
-  const int n = b->n, nmult = ny + b->npv;
-  x0 = malloc(sizeof(double) * ((size_t)n + 1));
-  dx = malloc(sizeof(double) * ((size_t)n + 1));
-  if (!x0 || !dx || (st = mb_balance_setup(m, d, b)) != MB_OK) goto done;
-  mb_balance_eval(m, d, b, 0);
-  double norm = merit(b), force;
-  /* past the tolerances, a few more iterations take the residual to round-off, so that the
-     equilibrium is a smooth function of the parameters (finite differences rely on it) */
-  int it = 0, polish = 0;
-  for (;; it++) {
-    const int converged = balanced(m, b, &force);
-    if (converged && ++polish > 3) break;
-    if (!converged && it >= m->opt.max_assembly) break;
-    mb_balance_eval(m, d, b, 1);
-    for (int i = 0; i < n; i++) dx[i] = -b->F[i];
-    if ((st = mbu_least_squares_rows(n, n, 1, b->A, dx, n, NULL)) != MB_OK) goto done;
-    memcpy(x0, d->q, sizeof(double) * nq);
-    memcpy(x0 + nq, b->y, sizeof(double) * nmult);
-    /* the full Newton step, halved while it does not reduce the residual */
-    double step = 1, trial = INFINITY;
-    for (int k = 0; k < 30 && !(trial < norm); k++, step *= 0.5) {
-      for (int i = 0; i < nq; i++) d->q[i] = x0[i] + step * dx[i];
-      for (int i = 0; i < nmult; i++) b->y[i] = x0[nq + i] + step * dx[nq + i];
-      mb_balance_eval(m, d, b, 0);
-      trial = merit(b);
-    }
-    if (!(trial < norm)) { /* at round-off, or stuck */
-      memcpy(d->q, x0, sizeof(double) * nq);
-      memcpy(b->y, x0 + nq, sizeof(double) * nmult);
-      mb_balance_eval(m, d, b, 0);
-      break;
-    }
-    norm = trial;
-  }
-  const int converged = balanced(m, b, &force) && mbu_all_finite(nq, d->q);
+  mb_balance* b = mb_balance_create(m);
+  mb_status st = MB_ERR_MEMORY;
+  int it = 0, converged = 0;
+  double force = 0;
+  if (!b || (st = mb_balance_setup(m, d, b)) != MB_OK) goto done;
+  natural_balance c = {m, d, b};
+  const mb_balance_problem p = natural_problem(&c);
+  if ((st = mb_balance_iterate(&p, m->opt.max_assembly, &it, &force, &converged)) != MB_OK)
+    goto done;
+  converged = converged && mbu_all_finite(nq, d->q);
   d->report.equilibrium_iterations = it;
   d->report.equilibrium_residual = force;
   st = converged ? MB_OK : not_found(m, b, it, err);
 done:
   if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
   if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
-  free(x0), free(dx);
   mb_balance_free(b);
   return st;
 }

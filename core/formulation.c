@@ -38,6 +38,11 @@ void mb_data_free(mb_data* d) {
   mb_data_free_natural(d);
 }
 
+mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err) {
+  if (m->joint) return mb_joint_assemble(m->joint, d->joint, err);
+  return mb_assemble_with(m, d, NULL, NULL, err);
+}
+
 mb_status mb_simulate(const mb_model* m, mb_data* d, mb_observer obs, void* user, mb_error* err) {
   if (m->joint) return mb_joint_simulate(m->joint, d->joint, obs, user, err);
   return mb_simulate_natural(m, d, obs, user, err);

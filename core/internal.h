@@ -544,6 +544,45 @@ mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b);
 /* F, and A when jacobian, at the positions of d with the multipliers b->y (d at rest, t = 0). */
 void mb_balance_eval(const mb_model* m, mb_data* d, mb_balance* b, int jacobian);
 
+/* A static equilibrium other than the natural one (mb_equilibrium): moves the positions of the
+   model's data from the assembled configuration to the equilibrium. */
+typedef mb_status (*mb_equilibrium_fn)(void* ctx, mb_error* err);
+
+/* mb_assemble with the equilibrium equilibrium(ctx) (NULL: mb_equilibrium) when the settings ask
+   for one (assembly.c). */
+mb_status mb_assemble_with(const mb_model* m, mb_data* d, mb_equilibrium_fn equilibrium, void* ctx,
+                           mb_error* err);
+
+/* The value of held prescription i in the constraints' form at q, its gradient into row (nq). */
+double mb_balance_held_row(const mb_model* m, int i, const double* q, double* row);
+
+/* A static balance in any coordinates, solved by Newton's method (equilibrium.c): n unknowns,
+   the nx positions first and then the multipliers y (scaled by the force scale), the residual F
+   (forces / scale, then the rows held) and its Jacobian A (n x n, row-major) at the unknowns eval
+   sets, which get and put read and write. */
+typedef struct mb_balance_problem {
+  int n, nx;
+  double scale; /* force scale, N */
+  double tol;   /* of the rows held */
+  double* y;    /* (n - nx) the multipliers among the unknowns */
+  double *F, *A;
+  void* ctx;
+  void (*eval)(void* ctx, int jacobian); /* F, and A when jacobian */
+  void (*get)(void* ctx, double* x);
+  void (*put)(void* ctx, const double* x);
+} mb_balance_problem;
+
+/* p->y = the multipliers that balance the forces best, [A_xy] y = -F_x / scale, with F and A
+   evaluated at y = 0 and scale 1. */
+mb_status mb_balance_initial_multipliers(const mb_balance_problem* p);
+
+/* Minimum-norm Newton steps, halved while they do not reduce |F|, until the forces balance to
+   round-off (1e-10 of the force scale and multipliers) and the rows held to p->tol, then three
+   more; at most max_iterations short of that. *force: the largest unbalanced force left, N;
+   *converged: 1 when balanced. MB_ERR_MEMORY, MB_ERR_LINALG. */
+mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, int* iterations,
+                             double* force, int* converged);
+
 /* Moves the positions of d from an assembled configuration to the static equilibrium, to
    round-off (m->opt.equilibrium). */
 mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err);

@@ -255,6 +255,9 @@ mbopt_cli_test(check_equilibrium_forward 0 "0 failed: passed" 0
 mbopt_cli_test(equilibrium_without_support 3
   "static equilibrium not found: the forces on body chassis do not balance" 1
   simulate tests/models/ok/quarter_car.json --set k_t=0)
+mbopt_cli_test(equilibrium_without_support_joint 3
+  "static equilibrium not found: the forces on body chassis do not balance" 1
+  simulate tests/models/ok/quarter_car.json --set k_t=0 --formulation joint)
 mbopt_cli_test(simulate_equilibrium_option 0 "initial +static equilibrium: [0-9]+ Newton iterations?.*status +completed" 0
   simulate tests/models/ok/tyre_wheel.json --equilibrium --t-end 0.01)
 # a parameter that pushes along a motion nothing resists: the equilibrium has no derivative

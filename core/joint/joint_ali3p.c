@@ -333,20 +333,29 @@ mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, int* subste
   return mb_step_retrying(&r, substeps, err);
 }
 
+/* the joint equilibrium as the natural assembly's (mb_assemble_with) */
+static mb_status equilibrium(void* ctx, mb_error* err) {
+  const joint_step* c = ctx;
+  return mb_joint_equilibrium(c->jm, c->jd, err);
+}
+
+mb_status mb_joint_assemble_natural(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  joint_step c = {jm, jd, NULL, 0};
+  return mb_assemble_with(jm->aux, jd->aux, equilibrium, &c, err);
+}
+
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  const mb_status st = mb_assemble(jm->aux, jd->aux, err);
+  const mb_status st = mb_joint_assemble_natural(jm, jd, err);
   return st != MB_OK ? st : mb_joint_read_assembly(jm, jd, err);
 }
 
-mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+void mb_joint_read_positions(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
-  mb_data* da = jd->aux;
-  const int nb = t->nbody, nz = jm->nz;
-  mb_status st;
-  /* the bodies' poses and velocities in the assembled natural coordinates */
-  double* pose = jd->work; /* A (9 nb), o, w, v (3 nb each) */
-  double *o = pose + 9 * nb, *w = o + 3 * nb, *v = w + 3 * nb;
+  const mb_data* da = jd->aux;
+  const int nb = t->nbody;
+  double* pose = jd->work; /* A (9 nb), o (3 nb) */
+  double* o = pose + 9 * nb;
   for (int b = 0; b < nb; b++) {
     double axis[3][3] = {{0}};
     for (int k = 0; k < 3; k++) {
@@ -357,15 +366,26 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
     for (int r = 0; r < 3; r++)
       for (int k = 0; k < 3; k++) pose[9 * b + 3 * r + k] = axis[k][r];
     mb_lvec_eval(aux, aux->body_origin[b], da->q, o + 3 * b);
+  }
+  mb_tree_coordinates(t, pose, o, jd->z);
+  for (int k = 0; k < jm->nstate; k++) jd->z[t->nz + k] = da->q[jm->state_qadr[k]];
+}
+
+mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  const mb_tree* t = jm->tree;
+  const mb_model* aux = jm->aux;
+  mb_data* da = jd->aux;
+  const int nb = t->nbody, nz = jm->nz;
+  mb_status st;
+  jd->t = 0;
+  mb_joint_read_positions(jm, jd);
+  /* the bodies' velocities in the assembled natural coordinates */
+  double *w = jd->work, *v = w + 3 * nb;
+  for (int b = 0; b < nb; b++) {
     mb_lvec_rate(aux, aux->body_origin[b], da->qd, v + 3 * b);
     mb_body_angular_velocity(aux, b, da->q, da->qd, w + 3 * b);
   }
-  jd->t = 0;
-  mb_tree_coordinates(t, pose, o, jd->z);
-  for (int k = 0; k < jm->nstate; k++) {
-    jd->z[t->nz + k] = da->q[jm->state_qadr[k]];
-    jd->zd[t->nz + k] = da->qd[jm->state_qadr[k]];
-  }
+  for (int k = 0; k < jm->nstate; k++) jd->zd[t->nz + k] = da->qd[jm->state_qadr[k]];
   mb_tree_positions(t, jd->z, jd->st);
   if ((st = mb_tree_rates(t, jd->z, jd->st, w, v, jd->zd)) != MB_OK)
     return mb_error_set(err, st, "initial assembly: joint rates: the least-squares solve failed");

@@ -136,10 +136,20 @@ mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
 
-/* The initial state: the natural model assembled (its prescriptions, redundancy, equilibrium),
-   read as joint coordinates and rates, then the accelerations and multipliers of the equations
-   of motion. */
+/* The initial state: the natural model assembled (its prescriptions, redundancy, and the static
+   equilibrium in joint coordinates), read as joint coordinates and rates, then the accelerations
+   and multipliers of the equations of motion. */
 mb_status mb_joint_assemble(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+
+/* The natural model's assembly of mb_joint_assemble, its equilibrium mb_joint_equilibrium. */
+mb_status mb_joint_assemble_natural(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+
+/* jd->z from the natural model's positions (the bodies' poses, the controllers' states). */
+void mb_joint_read_positions(const mb_joint_model* jm, mb_joint_data* jd);
+
+/* The static equilibrium of the natural model's assembled positions, solved in joint
+   coordinates (joint_equilibrium.c): the natural positions left at it, at rest. */
+mb_status mb_joint_equilibrium(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* D (nz x nz, row-major) += s Phi_z^T diag(w) Phi_z, Phi_z that of jd. */
 void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,

@@ -554,7 +554,7 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
   mb_data* da = js->da;
   mb_status st;
   memset(&da->report, 0, sizeof da->report);
-  if ((st = mb_assemble(aux, da, err)) != MB_OK) return st;
+  if ((st = mb_joint_assemble_natural(js->jm, js->jd, err)) != MB_OK) return st;
   if (js->p > 0 && (st = sens_initial(aux, da, js->ws, err)) != MB_OK) return st;
   if ((st = mb_joint_read_assembly(js->jm, js->jd, err)) != MB_OK) return st;
   if (js->p > 0) {

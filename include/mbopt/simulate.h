@@ -16,8 +16,9 @@ typedef int (*mb_observer)(const mb_model* m, const mb_data* d, void* user);
 #define MB_MAX_ASSEMBLY_COORDINATES 4000
 
 /* Solves the initial positions (constraints plus prescribed coordinates, as close as possible to
-   the approximate pose of the description), velocities and accelerations at t = 0. Returns
-   MB_ERR_ASSEMBLY or MB_ERR_SINGULAR with a message naming the offending entries. */
+   the approximate pose of the description), velocities and accelerations at t = 0, in the
+   model's formulation. Returns MB_ERR_ASSEMBLY or MB_ERR_SINGULAR with a message naming the
+   offending entries. */
 mb_status mb_assemble(const mb_model* m, mb_data* d, mb_error* err);
 
 /* Advances one ALI3-P step of size m->opt.step: Newmark prediction, Newton iteration on positions

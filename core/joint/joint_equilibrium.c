@@ -1,0 +1,181 @@
+/* Static equilibrium in joint coordinates: from the natural model's assembled positions, the
+   joint coordinates z at rest where
+
+     Phi_z^T lambda + P_z^T mu = Q(z, 0),   Phi(z) = 0,   P(q(z)) = values,
+
+   Q the accumulated forces of the equations of motion, Phi the formulation's constraints (cut
+   joints, drivers, Euler normalisations) and P the held initial values (equilibrium.c), solved by
+   the balance iteration of equilibrium.c on (z, lambda, mu). The tree holds its joints by
+   construction, so the unknowns are a few dozen where the exploded natural model's balance has
+   hundreds. The Jacobian is the exact tangent of the equations of motion (joint_tangent.c); the
+   held values' curvature, mu P_zz, is left out: the held coordinates of a vehicle carry little
+   force at rest, and the iteration absorbs the rest. Controller states are held. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "joint_model.h"
+#include "joint_tangent.h"
+
+typedef struct joint_balance {
+  const mb_joint_model* jm;
+  mb_joint_data* jd;
+  mb_joint_tangent* tg;
+  int nz, nc, npv, n; /* coordinates, constraints, held values, unknowns */
+  int* pres;          /* (npv) the held prescriptions of the natural model */
+  double scale;       /* force scale, N (N m for the rotations) */
+  double *y, *F, *A;  /* (nc + npv) scaled multipliers, (n) residual, (n x n) Jacobian */
+  double* held;       /* (npv x nz) the held values' gradients P_z */
+  double* row;        /* (natural nq) a held value's gradient P_q */
+  double* mult;       /* (nc) lambda = y scale */
+} joint_balance;
+
+static void joint_balance_free(joint_balance* b) {
+  mb_joint_tangent_free(b->tg);
+  free(b->pres), free(b->y), free(b->F), free(b->A), free(b->held), free(b->row), free(b->mult);
+}
+
+static int joint_balance_init(joint_balance* b, const mb_joint_model* jm, mb_joint_data* jd) {
+  const mb_model* aux = jm->aux;
+  *b = (joint_balance){.jm = jm, .jd = jd, .nz = jm->nz, .nc = jm->ncon, .scale = 1};
+  for (int i = 0; i < aux->npres; i++) b->npv += aux->pres_has_value[i] != 0;
+  const size_t n = (size_t)(b->n = b->nz + b->nc + b->npv);
+  b->tg = mb_joint_tangent_create(jm, jd);
+  b->pres = malloc(sizeof(int) * ((size_t)b->npv + 1));
+  b->y = calloc(n - (size_t)b->nz + 1, sizeof(double));
+  b->F = calloc(n + 1, sizeof(double));
+  b->A = calloc(n * n + 1, sizeof(double));
+  b->held = calloc((size_t)b->npv * b->nz + 1, sizeof(double));
+  b->row = calloc((size_t)aux->nq + 1, sizeof(double));
+  b->mult = calloc((size_t)b->nc + 1, sizeof(double));
+  if (!b->tg || !b->pres || !b->y || !b->F || !b->A || !b->held || !b->row || !b->mult) return 0;
+  for (int i = 0, k = 0; i < aux->npres; i++)
+    if (aux->pres_has_value[i]) b->pres[k++] = i;
+  return 1;
+}
+
+/* F, and A when jacobian, at jd->z with the multipliers b->y, at rest */
+static void joint_balance_eval(void* ctx, int jacobian) {
+  joint_balance* b = ctx;
+  const mb_joint_model* jm = b->jm;
+  mb_joint_data* jd = b->jd;
+  const int nz = b->nz, nc = b->nc, n = b->n, nt = jm->tree->nz;
+  double *F = b->F, *A = b->A;
+  mb_joint_constraints(jm, jd);
+  mb_joint_motion(jm, jd, 1);
+  mb_joint_dynamics(jm, jd, jacobian);
+  const double* mu = b->y + nc;
+  for (int j = 0; j < b->npv; j++) {
+    memset(b->row, 0, sizeof(double) * jm->aux->nq);
+    F[nz + nc + j] = mb_balance_held_row(jm->aux, b->pres[j], jd->aux->q, b->row);
+    mb_joint_tangent_rt_mul(b->tg, b->row, 1, 0, b->held + (size_t)j * nz);
+  }
+  for (int k = 0; k < nz; k++) {
+    double f = -jd->Q[k] / b->scale;
+    for (int i = 0; i < nc; i++) f += jd->phiz[(size_t)i * nz + k] * b->y[i];
+    for (int j = 0; j < b->npv; j++) f += b->held[(size_t)j * nz + k] * mu[j];
+    F[k] = f;
+  }
+  memcpy(F + nz, jd->phi, sizeof(double) * nc);
+  if (jacobian) {
+    for (int i = 0; i < nc; i++) b->mult[i] = b->y[i] * b->scale;
+    mb_joint_tangent_state(b->tg, jd->zd, jd->zdd);
+    mb_joint_tangent_columns(b->tg);
+    mb_joint_tangent_dynamics(b->tg, b->mult);
+    memset(A, 0, sizeof(double) * n * n);
+    for (int k = 0; k < nz; k++)
+      for (int j = 0; j < nz; j++) A[(size_t)k * n + j] = b->tg->K[(size_t)j * nz + k] / b->scale;
+    for (int i = 0; i < nc + b->npv; i++) {
+      const double* g = i < nc ? jd->phiz + (size_t)i * nz : b->held + (size_t)(i - nc) * nz;
+      for (int k = 0; k < nz; k++) A[(size_t)k * n + nz + i] = A[(size_t)(nz + i) * n + k] = g[k];
+    }
+  }
+  for (int k = nt; k < nz; k++) {
+    F[k] = 0;
+    if (!jacobian) continue;
+    memset(A + (size_t)k * n, 0, sizeof(double) * n);
+    A[(size_t)k * n + k] = 1;
+  }
+}
+
+static void joint_balance_get(void* ctx, double* x) {
+  const joint_balance* b = ctx;
+  memcpy(x, b->jd->z, sizeof(double) * b->nz);
+  memcpy(x + b->nz, b->y, sizeof(double) * (b->n - b->nz));
+}
+
+static void joint_balance_put(void* ctx, const double* x) {
+  joint_balance* b = ctx;
+  memcpy(b->jd->z, x, sizeof(double) * b->nz);
+  memcpy(b->y, x + b->nz, sizeof(double) * (b->n - b->nz));
+}
+
+static mb_balance_problem problem(joint_balance* b) {
+  return (mb_balance_problem){b->n,
+                              b->nz,
+                              b->scale,
+                              b->jm->aux->opt.tol_assembly,
+                              b->y,
+                              b->F,
+                              b->A,
+                              b,
+                              joint_balance_eval,
+                              joint_balance_get,
+                              joint_balance_put};
+}
+
+static mb_status not_found(const joint_balance* b, int iterations, mb_error* err) {
+  const mb_model* aux = b->jm->aux;
+  const int worst = mbu_index_max_abs(b->n, b->F), nz = b->nz, nc = b->nc;
+  const char* s = iterations == 1 ? "" : "s";
+  if (worst >= nz) {
+    const int r = worst - nz;
+    char held[32];
+    snprintf(held, sizeof held, "initial[%d]", r >= nc ? b->pres[r - nc] : 0);
+    const char* label = r >= nc           ? held
+                        : r < b->jm->nrow ? aux->con_label + MB_LABEL_LEN * b->jm->row[r]
+                                          : b->jm->norm_label[r - b->jm->nrow];
+    return mb_error_set(err, MB_ERR_ASSEMBLY,
+                        "static equilibrium: cannot satisfy %s (residual %.3g after %d "
+                        "iteration%s)",
+                        label, fabs(b->F[worst]), iterations, s);
+  }
+  return mb_error_set(err, MB_ERR_ASSEMBLY,
+                      "static equilibrium not found: the forces on body %s do not balance (%.3g "
+                      "left of %.3g after %d iteration%s); a motion that nothing resists (a body "
+                      "without support, a vehicle on a slope) has no equilibrium: hold its "
+                      "coordinate with an entry of \"initial\"",
+                      aux->body_name + (size_t)MB_NAME_LEN * b->jm->tree->zbody[worst],
+                      fabs(b->F[worst]) * b->scale, b->scale, iterations, s);
+}
+
+mb_status mb_joint_equilibrium(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  joint_balance b;
+  mb_status st = MB_ERR_MEMORY;
+  int it = 0, converged = 0;
+  double force = 0;
+  if (!joint_balance_init(&b, jm, jd)) goto done;
+  jd->t = 0;
+  memset(jd->zd, 0, sizeof(double) * jm->nz);
+  memset(jd->zdd, 0, sizeof(double) * jm->nz);
+  mb_joint_read_positions(jm, jd);
+  /* the force scale and the multipliers that balance the forces best */
+  joint_balance_eval(&b, 1);
+  const double scale = mbu_norm_inf(b.nz, b.F);
+  b.scale = scale > 0 && isfinite(scale) ? scale : 1;
+  const mb_balance_problem p = problem(&b);
+  if ((st = mb_balance_initial_multipliers(&p)) != MB_OK) goto done;
+  if ((st = mb_balance_iterate(&p, jm->aux->opt.max_assembly, &it, &force, &converged)) != MB_OK)
+    goto done;
+  converged = converged && mbu_all_finite(jm->nz, jd->z);
+  jd->aux->report.equilibrium_iterations = it;
+  jd->aux->report.equilibrium_residual = force;
+  st = converged ? MB_OK : not_found(&b, it, err);
+done:
+  if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
+  if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
+  joint_balance_free(&b);
+  return st;
+}
