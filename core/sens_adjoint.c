@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "joint/joint_model.h"
+#include "formulation.h"
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
@@ -499,9 +499,8 @@ static int second_point(const mb_model* m, sens_point* pt) {
   return 0;
 }
 
-mb_status mbd_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
-                      double* psi, double* grad, size_t* memory, mb_error* err) {
-  if (m->joint) return mb_joint_adjoint(desc, m->joint, d->joint, psi, grad, memory, err);
+mb_status mb_natural_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
+                             double* psi, double* grad, size_t* memory, mb_error* err) {
   const int p = mb_desc_gradient_count(desc), nf = m->nfunctional, nq = m->nq, nc = m->ncon;
   const double h = m->opt.step;
   const long nstep = mb_step_count(m);

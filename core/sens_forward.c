@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "joint/joint_model.h"
+#include "formulation.h"
 #include "mbopt/sensitivity.h"
 #include "mbopt/simulate.h"
 #include "sens.h"
@@ -126,9 +126,8 @@ void sens_accumulate(const mb_model* m, mb_data* d, sens_ws* ws, int final, doub
   }
 }
 
-mb_status mbd_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi, double* grad,
-                      mb_error* err) {
-  if (m->joint) return mb_joint_forward(desc, m->joint, d->joint, psi, grad, err);
+mb_status mb_natural_forward(const mb_desc* desc, const mb_model* m, mb_data* d, double* psi,
+                             double* grad, mb_error* err) {
   const int p = grad ? mb_desc_gradient_count(desc) : 0;
   const size_t cols = (size_t)m->nq * (p > 0 ? p : 1);
   sens_ws* ws = sens_create(desc, m, p, err);

@@ -215,6 +215,8 @@ typedef struct mb_model {
      coordinates the integrator then takes; owned, NULL in natural coordinates */
   struct mb_joint_model* joint;
   int exploded; /* every joint expressed by its rows (the joint formulation's natural model) */
+  /* the formulation's table (core/formulation.h); NULL: natural coordinates */
+  const struct mb_formulation_ops* formulation;
 } mb_model;
 
 /* Statistics of a run, reported after simulation. */
@@ -288,6 +290,7 @@ typedef struct mb_data {
   mb_report report;
   double power_prev;           /* non-conservative power at the previous step */
   struct mb_joint_data* joint; /* the joint formulation's workspace (mb_model.joint), owned */
+  const struct mb_formulation_ops* formulation; /* its model's (mb_model.formulation) */
 } mb_data;
 
 /* Compiles a description to natural coordinates. On failure returns a negative status with a
