@@ -1,7 +1,8 @@
 /* Constraints Phi(q, t) = 0 of the motion, their Jacobian Phi_q, time derivatives, the
-   acceleration remainder dPhi_q/dt qd + dPhi_t/dt and Hessian products. Every constraint is one or
-   two dot products of linear vectors (seed 001, section 2: quadratic constraints in natural
-   coordinates), so all derivatives are exact and cheap. */
+   acceleration remainder dPhi_q/dt qd + dPhi_t/dt and Hessian products, and the partials the
+   sensitivities take of them (the rates' q-Jacobians, the parameter derivatives). Every constraint
+   is one or two dot products of linear vectors (seed 001, section 2: quadratic constraints in
+   natural coordinates), so all derivatives are exact and cheap. */
 #include <math.h>
 #include <string.h>
 
@@ -204,4 +205,267 @@ double mb_constraints_metric(const mb_model* m, const double* phiq, double* work
   double metric = 0;
   for (int j = 0; j < m->nq; j++) metric = fmax(metric, work[j]);
   return metric;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   partial derivatives for the sensitivity analysis (seed 001, eqs. 14-20): the q-Jacobians of
+   dPhi/dt and d2Phi/dt2, and the explicit parameter derivatives of Phi, its time derivatives and
+   Phi_q^T w through tangent models.
+
+   Every constraint-like expression is  Phi = sum_j c_j(t) P_j(q) - e(t) [MB_CON_DOT only], with
+   P_j = a_j . b_j a product of linear vectors: MB_CON_DOT has c_0 = 1; MB_CON_ANGLE has
+   c_0 = cos e, c_1 = -sin e. Then dPhi/dt = sum c'_j P_j + c_j P'_j - e', and so on. */
+
+/* coefficients c_j with two time derivatives (cc[j][0..2]) and the target term e, e', e'' */
+typedef struct expr_coef {
+  int nterm;
+  double c[2][3];
+  double e[3]; /* only MB_CON_DOT subtracts e */
+} expr_coef;
+
+static expr_coef coefficients(int kind, const double* e) {
+  expr_coef k;
+  memset(&k, 0, sizeof k);
+  if (kind == MB_CON_DOT) {
+    k.nterm = 1;
+    k.c[0][0] = 1;
+    memcpy(k.e, e, sizeof k.e);
+    return k;
+  }
+  const double C = cos(e[0]), S = sin(e[0]), v = e[1], a = e[2];
+  k.nterm = 2;
+  k.c[0][0] = C, k.c[0][1] = -S * v, k.c[0][2] = -C * v * v - S * a;
+  k.c[1][0] = -S, k.c[1][1] = -C * v, k.c[1][2] = S * v * v - C * a;
+  return k;
+}
+
+/* derivatives of the coefficients and the target with respect to a parameter that moves e by
+   de = (de, de', de'') */
+static expr_coef coefficients_param(int kind, const double* e, const double* de) {
+  expr_coef k;
+  memset(&k, 0, sizeof k);
+  if (kind == MB_CON_DOT) {
+    k.nterm = 1;
+    memcpy(k.e, de, sizeof k.e);
+    return k;
+  }
+  const double C = cos(e[0]), S = sin(e[0]), v = e[1], a = e[2];
+  k.nterm = 2;
+  k.c[0][0] = -S * de[0];
+  k.c[0][1] = -C * de[0] * v - S * de[1];
+  k.c[0][2] = S * de[0] * v * v - 2 * C * v * de[1] - C * de[0] * a - S * de[2];
+  k.c[1][0] = -C * de[0];
+  k.c[1][1] = S * de[0] * v - C * de[1];
+  k.c[1][2] = C * de[0] * v * v + 2 * S * v * de[1] + S * de[0] * a - C * de[2];
+  return k;
+}
+
+/* P = a . b with its first two time derivatives at (q, qd, qdd); with dm, the explicit parameter
+   derivatives of the three instead */
+static void pair_values(const mb_model* m, const mb_model* dm, int a, int b, const double* q,
+                        const double* qd, const double* qdd, double* P) {
+  double va[3], vb[3], ra[3], rb[3], aa[3], ab[3];
+  mb_lvec_eval(m, a, q, va), mb_lvec_eval(m, b, q, vb);
+  mb_lvec_rate(m, a, qd, ra), mb_lvec_rate(m, b, qd, rb);
+  mb_lvec_rate(m, a, qdd, aa), mb_lvec_rate(m, b, qdd, ab);
+  if (!dm) {
+    P[0] = mbu_dot3(va, vb);
+    P[1] = mbu_dot3(ra, vb) + mbu_dot3(va, rb);
+    P[2] = mbu_dot3(aa, vb) + 2 * mbu_dot3(ra, rb) + mbu_dot3(va, ab);
+    return;
+  }
+  double dva[3], dvb[3], dra[3], drb[3], daa[3], dab[3];
+  mb_lvec_eval(dm, a, q, dva), mb_lvec_eval(dm, b, q, dvb);
+  mb_lvec_rate(dm, a, qd, dra), mb_lvec_rate(dm, b, qd, drb);
+  mb_lvec_rate(dm, a, qdd, daa), mb_lvec_rate(dm, b, qdd, dab);
+  P[0] = mbu_dot3(dva, vb) + mbu_dot3(va, dvb);
+  P[1] = mbu_dot3(dra, vb) + mbu_dot3(ra, dvb) + mbu_dot3(dva, rb) + mbu_dot3(va, drb);
+  P[2] = mbu_dot3(daa, vb) + mbu_dot3(aa, dvb) + 2 * (mbu_dot3(dra, rb) + mbu_dot3(ra, drb)) +
+         mbu_dot3(dva, ab) + mbu_dot3(va, dab);
+}
+
+/* row += s0 dP/dq + s1 dP'/dq + s2 dP''/dq, with dP/dq = b^T J_a + a^T J_b,
+   dP'/dq = b'^T J_a + a'^T J_b, dP''/dq = b''^T J_a + a''^T J_b; A and B hold the value, rate
+   and acceleration of lvecs a and b (MB_LVCACHE doubles each) */
+static void pair_rows(const mb_model* m, int a, int b, const double* A, const double* B,
+                      const double* s, double* row) {
+  double wa[3], wb[3];
+  for (int k = 0; k < 3; k++) {
+    wa[k] = s[0] * B[k] + s[1] * B[3 + k] + s[2] * B[6 + k];
+    wb[k] = s[0] * A[k] + s[1] * A[3 + k] + s[2] * A[6 + k];
+  }
+  mb_lvec_add_jtw(m, a, 1, wa, row);
+  mb_lvec_add_jtw(m, b, 1, wb, row);
+}
+
+/* the value, rate and acceleration of linear vector lv at the state of d */
+static void lvec_state(const mb_model* m, const mb_data* d, int lv, double* x) {
+  mb_lvec_eval(m, lv, d->q, x);
+  mb_lvec_rate(m, lv, d->qd, x + 3);
+  mb_lvec_rate(m, lv, d->qdd, x + 6);
+}
+
+/* out += s d(dP/dq)^T / drho = s (J_a^T db + dJ_a^T b + J_b^T da + dJ_b^T a) */
+static void pair_rows_param(const mb_model* m, const mb_model* dm, int a, int b, const double* q,
+                            double s, double* out) {
+  double va[3], vb[3], dva[3], dvb[3];
+  mb_lvec_eval(m, a, q, va), mb_lvec_eval(m, b, q, vb);
+  mb_lvec_eval(dm, a, q, dva), mb_lvec_eval(dm, b, q, dvb);
+  mb_lvec_add_jtw(m, a, s, dvb, out);
+  mb_lvec_add_jtw(dm, a, s, vb, out);
+  mb_lvec_add_jtw(m, b, s, dva, out);
+  mb_lvec_add_jtw(dm, b, s, va, out);
+}
+
+/* the (kind, lvecs, target) of constraint i, or of prescription i - ncon */
+typedef struct expr {
+  int kind;
+  const int* lv;
+  double value, dvalue;
+  int func;
+} expr;
+
+static expr expression(const mb_model* m, const mb_model* dm, const mb_data* d, int i) {
+  expr x;
+  if (i < m->ncon) {
+    x.kind = m->con_kind[i], x.lv = m->con_lvec + 4 * i, x.value = m->con_value[i];
+    x.dvalue = dm ? dm->con_value[i] : 0, x.func = m->con_func[i];
+    return x;
+  }
+  int p = i - m->ncon;
+  x.kind = m->pres_kind[p], x.lv = m->pres_lvec + 4 * p, x.value = m->pres_value[p];
+  x.dvalue = dm ? dm->pres_value[p] : 0, x.func = -1;
+  if (x.kind == MB_CON_ANGLE) {
+    /* about the current angle: sin(theta - theta) has the angle's gradient and Hessian */
+    double a[3], b[3], c[3];
+    mb_lvec_eval(m, x.lv[0], d->q, a);
+    mb_lvec_eval(m, x.lv[1], d->q, b);
+    mb_lvec_eval(m, x.lv[3], d->q, c);
+    x.value = atan2(mbu_dot3(a, b), mbu_dot3(a, c));
+  }
+  return x;
+}
+
+/* the value of an expression of kind and target e from its vectors X[j] (value, rate and
+   acceleration of each linear vector) */
+static double expr_value(int kind, const double* const* X, const double* e) {
+  const expr_coef k = coefficients(kind, e);
+  double phi = -k.e[0];
+  for (int j = 0; j < k.nterm; j++) phi += k.c[j][0] * mbu_dot3(X[2 * j], X[2 * j + 1]);
+  return phi;
+}
+
+/* rows of an expression of kind and target e from its vectors X[j] (value, rate, acceleration of
+   lvec lv[j]); see mbd_expr_rows */
+static void expr_rows(const mb_model* m, int kind, const int* lv, const double* const* X,
+                      const double* e, double* phiq, double* phid_q, double* phidd_q) {
+  expr_coef k = coefficients(kind, e);
+  for (int j = 0; j < k.nterm; j++) {
+    const int a = lv[2 * j], b = lv[2 * j + 1];
+    const double *A = X[2 * j], *B = X[2 * j + 1], *c = k.c[j];
+    const double s0[3] = {c[0], 0, 0}, s1[3] = {c[1], c[0], 0}, s2[3] = {c[2], 2 * c[1], c[0]};
+    if (phiq) pair_rows(m, a, b, A, B, s0, phiq);
+    if (phid_q) pair_rows(m, a, b, A, B, s1, phid_q);
+    if (phidd_q) pair_rows(m, a, b, A, B, s2, phidd_q);
+  }
+}
+
+void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, double* phid_q,
+                   double* phidd_q) {
+  const expr x = expression(m, NULL, d, i);
+  double e[3], state[4][MB_LVCACHE];
+  const double* X[4];
+  mb_con_target(m, x.value, x.func, d->t, e);
+  for (int j = 0; j < mb_con_nlvec(x.kind); j++)
+    lvec_state(m, d, x.lv[j], state[j]), X[j] = state[j];
+  expr_rows(m, x.kind, x.lv, X, e, phiq, phid_q, phidd_q);
+}
+
+void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q) {
+  const mb_structure* st = m->structure;
+  const int* rowptr = st->phiq.rowptr;
+  mb_constraints_cache(m, d, 2);
+  for (int i = 0; i < m->ncon; i++) {
+    const int kind = m->con_kind[i];
+    const int* lv = m->con_lvec + 4 * i;
+    const double* X[4];
+    double e[3];
+    for (int j = 0; j < mb_con_nlvec(kind); j++)
+      X[j] = d->lvcache + MB_LVCACHE * st->con_slot[4 * i + j];
+    mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+    d->phi[i] = expr_value(kind, X, e);
+    /* the three rows at once, straight into their places (see expr_rows) */
+    double* const rows[3] = {d->phiq + rowptr[i], phid_q + rowptr[i], phidd_q + rowptr[i]};
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < rowptr[i + 1] - rowptr[i]; k++) rows[r][k] = 0;
+    const expr_coef k = coefficients(kind, e);
+    for (int j = 0; j < k.nterm; j++) {
+      const double *A = X[2 * j], *B = X[2 * j + 1], *c = k.c[j];
+      const double s[3][3] = {{c[0], 0, 0}, {c[1], c[0], 0}, {c[2], 2 * c[1], c[0]}};
+      double wa[3][3], wb[3][3];
+      for (int r = 0; r < 3; r++)
+        for (int l = 0; l < 3; l++) {
+          wa[r][l] = s[r][0] * B[l] + s[r][1] * B[3 + l] + s[r][2] * B[6 + l];
+          wb[r][l] = s[r][0] * A[l] + s[r][1] * A[3 + l] + s[r][2] * A[6 + l];
+        }
+      const int* toff = st->con_toff + st->con_toff_adr[4 * i + 2 * j];
+      mb_lvec_add_jtw_rows(m, lv[2 * j], 1, 3, wa, rows, toff);
+      toff = st->con_toff + st->con_toff_adr[4 * i + 2 * j + 1];
+      mb_lvec_add_jtw_rows(m, lv[2 * j + 1], 1, 3, wb, rows, toff);
+    }
+  }
+}
+
+void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* out) {
+  const expr x = expression(m, dm, d, i);
+  double e[3], de[3];
+  mb_con_target(m, x.value, x.func, d->t, e);
+  de[0] = x.dvalue, de[1] = de[2] = 0;
+  if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
+  expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
+  out[0] = -dk.e[0], out[1] = -dk.e[1], out[2] = -dk.e[2];
+  for (int j = 0; j < k.nterm; j++) {
+    double P[3], dP[3];
+    pair_values(m, NULL, x.lv[2 * j], x.lv[2 * j + 1], d->q, d->qd, d->qdd, P);
+    pair_values(m, dm, x.lv[2 * j], x.lv[2 * j + 1], d->q, d->qd, d->qdd, dP);
+    const double *c = k.c[j], *dc = dk.c[j];
+    out[0] += dc[0] * P[0] + c[0] * dP[0];
+    out[1] += dc[1] * P[0] + c[1] * dP[0] + dc[0] * P[1] + c[0] * dP[1];
+    out[2] += dc[2] * P[0] + c[2] * dP[0] + 2 * (dc[1] * P[1] + c[1] * dP[1]) + dc[0] * P[2] +
+              c[0] * dP[2];
+  }
+}
+
+void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double w,
+                         double* out) {
+  if (w == 0) return;
+  const expr x = expression(m, dm, d, i);
+  double e[3], de[3];
+  mb_con_target(m, x.value, x.func, d->t, e);
+  de[0] = x.dvalue, de[1] = de[2] = 0;
+  if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
+  expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
+  for (int j = 0; j < k.nterm; j++) {
+    const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
+    double va[3], vb[3];
+    mb_lvec_eval(m, a, d->q, va), mb_lvec_eval(m, b, d->q, vb);
+    mb_lvec_add_jtw(m, a, w * dk.c[j][0], vb, out);
+    mb_lvec_add_jtw(m, b, w * dk.c[j][0], va, out);
+    pair_rows_param(m, dm, a, b, d->q, w * k.c[j][0], out);
+  }
+}
+
+void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A,
+                      const int* map) {
+  if (w == 0) return;
+  const mb_structure* st = m->structure;
+  if (!map) map = st->hess_entry;
+  double e[3];
+  mb_con_target(m, m->con_value[i], m->con_func[i], d->t, e);
+  expr_coef k = coefficients(m->con_kind[i], e);
+  for (int j = 0; j < k.nterm; j++) {
+    const double s = w * k.c[j][0];
+    for (int h = st->hess_adr[2 * i + j]; h < st->hess_adr[2 * i + j + 1]; h++)
+      A[map[h]] += s * st->hess_value[h];
+  }
 }

@@ -1,5 +1,6 @@
 /* Generalised forces Q of gravity, spring-damper-actuators, point forces and torques, with the
-   exact stiffness K = -dQ/dq and damping C = -dQ/dqd the Newton matrix needs (seed 001, eq. 5). */
+   exact stiffness K = -dQ/dq and damping C = -dQ/dqd the Newton matrix needs (seed 001, eq. 5),
+   and their explicit parameter derivatives for the sensitivities. */
 #include <math.h>
 #include <string.h>
 
@@ -291,4 +292,139 @@ double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tens
   spring_eval(m, i, d->q, d->qd, &s);
   if (tension) *tension = spring_tension(m, i, &s);
   return s.length;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   explicit parameter derivatives of Q through tangent models, for the sensitivity analysis
+   (seed 001, eqs. 14-20) */
+
+static void load_param(const mb_model* m, const mb_model* dm, int i, double t, double* v) {
+  for (int k = 0; k < 3; k++) {
+    int f = m->force_func[3 * i + k];
+    v[k] = 0;
+    if (f >= 0) mbd_func_param(m, dm, f, t, &v[k], NULL, NULL);
+  }
+}
+
+static void spring_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                         double* dQ) {
+  const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
+  double ra[3], rb[3], va[3], vb[3], dra[3], drb[3], dva[3], dvb[3];
+  mb_lvec_eval(m, a, d->q, ra), mb_lvec_eval(m, b, d->q, rb);
+  mb_lvec_rate(m, a, d->qd, va), mb_lvec_rate(m, b, d->qd, vb);
+  mb_lvec_eval(dm, a, d->q, dra), mb_lvec_eval(dm, b, d->q, drb);
+  mb_lvec_rate(dm, a, d->qd, dva), mb_lvec_rate(dm, b, d->qd, dvb);
+  double dd[3], ddot[3], u[3], du[3], ddd[3], dddot[3];
+  for (int k = 0; k < 3; k++)
+    dd[k] = rb[k] - ra[k], ddot[k] = vb[k] - va[k], ddd[k] = drb[k] - dra[k],
+    dddot[k] = dvb[k] - dva[k];
+  const double l = mbu_norm3(dd);
+  if (l <= 1e-12) return;
+  for (int k = 0; k < 3; k++) u[k] = dd[k] / l;
+  const double rate = mbu_dot3(u, ddot), dl = mbu_dot3(u, ddd);
+  for (int k = 0; k < 3; k++) du[k] = (ddd[k] - u[k] * dl) / l;
+  const double drate = mbu_dot3(du, ddot) + mbu_dot3(u, dddot);
+  const double k = m->force_k[i], c = m->force_c[i];
+  const double f = k * (l - m->force_l0[i]) + c * rate + m->force_f0[i];
+  const double df = dm->force_k[i] * (l - m->force_l0[i]) + k * (dl - dm->force_l0[i]) +
+                    dm->force_c[i] * rate + c * drate + dm->force_f0[i];
+  /* Q = -f J_d^T u with J_d = J_b - J_a */
+  double w[3];
+  for (int r = 0; r < 3; r++) w[r] = -df * u[r] - f * du[r];
+  mb_lvec_add_jtw(m, b, 1, w, dQ);
+  mb_lvec_add_jtw(m, a, -1, w, dQ);
+  mb_lvec_add_jtw(dm, b, -f, u, dQ);
+  mb_lvec_add_jtw(dm, a, f, u, dQ);
+}
+
+void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int body,
+                           const double* tau, const double* dtau, double* dQ) {
+  static const double zero[3] = {0, 0, 0};
+  const int* E = m->body_axes + 3 * body;
+  if (!dtau) dtau = zero;
+  if (m->dim == 2) {
+    /* Q = tau J_x^T R90 E_x */
+    double ex[3], dex[3];
+    mb_lvec_eval(m, E[0], d->q, ex);
+    mb_lvec_eval(dm, E[0], d->q, dex);
+    double w[3] = {-dtau[2] * ex[1] - tau[2] * dex[1], dtau[2] * ex[0] + tau[2] * dex[0], 0};
+    double w0[3] = {-tau[2] * ex[1], tau[2] * ex[0], 0};
+    mb_lvec_add_jtw(m, E[0], 1, w, dQ);
+    mb_lvec_add_jtw(dm, E[0], 1, w0, dQ);
+    return;
+  }
+  /* Q = 1/2 sum_k J_k^T (tau x E_k) */
+  for (int k = 0; k < 3; k++) {
+    double e[3], de[3], w[3], t1[3], t2[3];
+    mb_lvec_eval(m, E[k], d->q, e);
+    mb_lvec_eval(dm, E[k], d->q, de);
+    mbu_cross3(tau, e, w);
+    mbu_cross3(dtau, e, t1);
+    mbu_cross3(tau, de, t2);
+    for (int r = 0; r < 3; r++) t1[r] += t2[r];
+    mb_lvec_add_jtw(dm, E[k], 0.5, w, dQ);
+    mb_lvec_add_jtw(m, E[k], 0.5, t1, dQ);
+  }
+}
+
+static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                         double* dQ) {
+  double tau[3], dtau[3];
+  for (int k = 0; k < 3; k++) {
+    int f = m->force_func[3 * i + k];
+    tau[k] = 0;
+    if (f >= 0) mb_func_eval(m, f, d->t, &tau[k], NULL, NULL);
+  }
+  load_param(m, dm, i, d->t, dtau);
+  if (m->dim == 2) tau[2] = tau[0], dtau[2] = dtau[0], tau[0] = dtau[0] = 0;
+  mbd_body_torque_param(m, dm, d, m->force_body[i], tau, dtau, dQ);
+}
+
+/* Q = J^T e_z Fz(k, c, R, p, v) */
+static void tyre_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* dQ) {
+  const int a = m->force_lvec[2 * i];
+  double p[3], v[3], dp[3], dv[3];
+  mb_tyre_force t;
+  mb_lvec_eval(m, a, d->q, p), mb_lvec_rate(m, a, d->qd, v);
+  mb_lvec_eval(dm, a, d->q, dp), mb_lvec_rate(dm, a, d->qd, dv);
+  mb_tyre_eval(m, i, p, v, &t);
+  double dF = t.dkcr[0] * dm->force_k[i] + t.dkcr[1] * dm->force_c[i] +
+              t.dkcr[2] * dm->force_l0[i] + mbu_dot3(t.dp, dp) + mbu_dot3(t.dv, dv);
+  const double w[3] = {0, 0, dF}, F[3] = {0, 0, t.Fz};
+  mb_lvec_add_jtw(m, a, 1, w, dQ);
+  mb_lvec_add_jtw(dm, a, 1, F, dQ);
+}
+
+void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
+                      const unsigned char* active, double* dQ) {
+  memcpy(dQ, dm->gravity_force, sizeof(double) * m->nq);
+  for (int i = 0; i < m->nforce; i++) {
+    if (active && !active[i]) continue;
+    switch ((mb_force_type)m->force_type[i]) {
+      case MB_FORCE_SPRING:
+        spring_param(m, dm, d, i, dQ);
+        break;
+      case MB_FORCE_POINT: {
+        /* Q = J_p^T F */
+        double F[3], dF[3];
+        for (int k = 0; k < 3; k++) {
+          int f = m->force_func[3 * i + k];
+          F[k] = 0;
+          if (f >= 0) mb_func_eval(m, f, d->t, &F[k], NULL, NULL);
+        }
+        load_param(m, dm, i, d->t, dF);
+        mb_lvec_add_jtw(m, m->force_lvec[2 * i], 1, dF, dQ);
+        mb_lvec_add_jtw(dm, m->force_lvec[2 * i], 1, F, dQ);
+        break;
+      }
+      case MB_FORCE_TORQUE:
+        torque_param(m, dm, d, i, dQ);
+        break;
+      case MB_FORCE_TYRE:
+        tyre_param(m, dm, d, i, dQ);
+        if (mb_tyre_has_slip(m, i)) mbd_tyre_slip_param(m, dm, d, i, dQ);
+        break;
+    }
+  }
+  mbd_controllers_param(m, dm, d, dQ);
 }

@@ -432,9 +432,9 @@ static inline double mbu_projection_penalty(double penalty, double mass, double 
    constraints evaluated in d. */
 double mb_projection_penalty(const mb_model* m, mb_data* d);
 
-/* sensitivity partials (sens_partials.c). Expression i is constraint i (i < ncon) or prescribed
-   coordinate i - ncon; prescribed angles are taken about their current value, so that their rows
-   are the angle's gradient. */
+/* the constraints' partials for the sensitivities (constraints.c). Expression i is constraint i (i
+   < ncon) or prescribed coordinate i - ncon; prescribed angles are taken about their current value,
+   so that their rows are the angle's gradient. */
 
 /* Accumulates into the rows (each nq, may be NULL) Phi_q, d(dPhi/dt)/dq at fixed qd and
    d(d2Phi/dt2)/dq at fixed qd, qdd of expression i at the state of d. d(d2Phi/dt2)/dqd is twice
@@ -460,7 +460,8 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
 void mbd_expr_hessian(const mb_model* m, const mb_data* d, int i, double w, double* A,
                       const int* map);
 
-/* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm;
+/* dQ (nq) = explicit derivative of the generalised forces with respect to the parameter of dm
+   (forces.c);
    force elements i with active[i] = 0 are known not to depend on it (active may be NULL). */
 void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
                       const unsigned char* active, double* dQ);
