@@ -416,13 +416,20 @@ void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double*
   }
 }
 
+/* the coefficients of expression x at the time of d (k) and their parameter derivatives (dk) */
+static void coefficients_and_param(const mb_model* m, const mb_model* dm, const mb_data* d,
+                                   const expr* x, expr_coef* k, expr_coef* dk) {
+  double e[3], de[3];
+  mb_con_target(m, x->value, x->func, d->t, e);
+  de[0] = x->dvalue, de[1] = de[2] = 0;
+  if (x->func >= 0) mbd_func_param(m, dm, x->func, d->t, &de[0], &de[1], &de[2]);
+  *k = coefficients(x->kind, e), *dk = coefficients_param(x->kind, e, de);
+}
+
 void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* out) {
   const expr x = expression(m, dm, d, i);
-  double e[3], de[3];
-  mb_con_target(m, x.value, x.func, d->t, e);
-  de[0] = x.dvalue, de[1] = de[2] = 0;
-  if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
-  expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
+  expr_coef k, dk;
+  coefficients_and_param(m, dm, d, &x, &k, &dk);
   out[0] = -dk.e[0], out[1] = -dk.e[1], out[2] = -dk.e[2];
   for (int j = 0; j < k.nterm; j++) {
     double P[3], dP[3];
@@ -440,11 +447,8 @@ void mbd_expr_rows_param(const mb_model* m, const mb_model* dm, const mb_data* d
                          double* out) {
   if (w == 0) return;
   const expr x = expression(m, dm, d, i);
-  double e[3], de[3];
-  mb_con_target(m, x.value, x.func, d->t, e);
-  de[0] = x.dvalue, de[1] = de[2] = 0;
-  if (x.func >= 0) mbd_func_param(m, dm, x.func, d->t, &de[0], &de[1], &de[2]);
-  expr_coef k = coefficients(x.kind, e), dk = coefficients_param(x.kind, e, de);
+  expr_coef k, dk;
+  coefficients_and_param(m, dm, d, &x, &k, &dk);
   for (int j = 0; j < k.nterm; j++) {
     const int a = x.lv[2 * j], b = x.lv[2 * j + 1];
     double va[3], vb[3];
