@@ -364,7 +364,7 @@ typedef struct natural_run {
 
 static mb_status natural_assemble(void* ctx, mb_error* err) {
   natural_run* c = ctx;
-  return mb_assemble(c->m, c->d, err);
+  return mb_assemble_with(c->m, c->d, NULL, NULL, err);
 }
 
 static mb_status natural_run_step(void* ctx, mb_error* err) {

@@ -534,7 +534,7 @@ mb_status mb_natural_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d,
 
   /* forward: the functionals, and the tape */
   const int full = tp.k >= nstep;
-  if ((st = mb_assemble(m, d, err)) != MB_OK) goto done;
+  if ((st = mb_assemble_with(m, d, NULL, NULL, err)) != MB_OK) goto done;
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
   save_mark(m, d, &tp, 0);

@@ -147,7 +147,7 @@ mb_status mb_natural_forward(const mb_desc* desc, const mb_model* m, mb_data* d,
   if (grad) memset(grad, 0, sizeof(double) * m->nfunctional * p);
   memset(&d->report, 0, sizeof d->report);
 
-  st = mb_assemble(m, d, err);
+  st = mb_assemble_with(m, d, NULL, NULL, err);
   if (st == MB_OK && p > 0) st = sens_initial(m, d, ws, err);
   if (st != MB_OK) goto done;
   const double h = m->opt.step;
