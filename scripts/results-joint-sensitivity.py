@@ -54,12 +54,14 @@ def main():
             grads[(model, formulation)] = g
 
     lines = ["# Sensitivities in natural and joint coordinates", "",
-             "Written by `python3 scripts/results-joint-sensitivity.py`, on %s (%d processors "
+             "Written by `python3 scripts/results-joint-sensitivity.py%s`, on %s (%d processors "
              "online), Release build. Seconds of one simulation (dynamics), of the forward "
              "sensitivity (DDM) and of the discrete adjoint (DAVM) of every parameter, the least "
              "of %d runs of `mbopt bench --repeat 1 --no-fd`, the formulations alternating; "
              "the ratios are to the same formulation's dynamics, and the last row of each "
-             "model is joint over natural." % (cpu_name(), os.cpu_count() or 1, args.runs), ""]
+             "model is joint over natural." %
+             ("" if args.runs == 3 else " --runs %d" % args.runs, cpu_name(), os.cpu_count() or 1,
+              args.runs), ""]
     for model in MODELS:
         lines += ["## `%s`" % model, "",
                   "| formulation | dynamics (s) | DDM (s) | DAVM (s) | DDM / dynamics | "
