@@ -32,23 +32,22 @@ static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
    body's path from the ground: the products run over those alone. */
 static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, const double* K,
                         double cs, const double* C, double* D) {
-  const mb_tree* t = jm->tree;
   const int nz = jm->nz, nf = jm->nforce_coord;
+  const int *adr = jm->coord_path_adr, *cpath = jm->coord_path;
   double* XR = D + (size_t)nz * nz;       /* (nf x nz) X R at the force coordinates */
   double* path_R = XR + (size_t)nf * nz;  /* (nf x nz) their rows of R along their paths, packed */
   double* sum = path_R + (size_t)nf * nz; /* (nz) */
   memset(XR, 0, (size_t)nf * nz * sizeof(double));
   for (int b = 0; b < nf; b++) {
-    const int body = jm->coord_body[b];
     const double* r = jd->Rq + (size_t)jm->need_coord[b] * nz;
-    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++)
-      path_R[(size_t)b * nz + k - t->path_adr[body]] = r[t->path[k]];
+    for (int k = adr[b]; k < adr[b + 1]; k++) path_R[(size_t)b * nz + k - adr[b]] = r[cpath[k]];
   }
   /* the pairs come by row; a run of partners on one body shares that body's path, summed packed
      and scattered once */
   for (int p = 0; p < jm->nforce_pair;) {
-    const int a = jm->force_pair[2 * p], body = jm->coord_body[jm->force_pair[2 * p + 1]];
-    const int *path = t->path + t->path_adr[body], n = t->path_adr[body + 1] - t->path_adr[body];
+    const int a = jm->force_pair[2 * p], first = jm->force_pair[2 * p + 1];
+    const int body = jm->coord_body[first];
+    const int *path = cpath + adr[first], n = adr[first + 1] - adr[first];
     memset(sum, 0, (size_t)n * sizeof(double));
     for (; p < jm->nforce_pair && jm->force_pair[2 * p] == a &&
            jm->coord_body[jm->force_pair[2 * p + 1]] == body;
@@ -61,10 +60,9 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
     for (int k = 0; k < n; k++) XR[(size_t)a * nz + path[k]] += sum[k];
   }
   for (int a = 0; a < nf; a++) {
-    const int body = jm->coord_body[a];
-    for (int k = t->path_adr[body]; k < t->path_adr[body + 1]; k++) {
-      const int j = t->path[k];
-      const double r = path_R[(size_t)a * nz + k - t->path_adr[body]];
+    for (int k = adr[a]; k < adr[a + 1]; k++) {
+      const int j = cpath[k];
+      const double r = path_R[(size_t)a * nz + k - adr[a]];
       for (int c = jm->reach_adr[a]; c < jm->reach_adr[a + 1]; c++)
         D[(size_t)j * nz + jm->reach[c]] += r * XR[(size_t)a * nz + jm->reach[c]];
     }

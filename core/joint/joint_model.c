@@ -28,6 +28,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->force_entry);
   free(jm->force_pair);
   free(jm->coord_body);
+  free(jm->coord_path_adr), free(jm->coord_path);
   free(jm->reach_adr);
   free(jm->reach);
   free(jm->react_coord_adr), free(jm->react_coord), free(jm->react_row_adr), free(jm->react_row);
@@ -47,6 +48,12 @@ static int needed_coordinates(mb_joint_model* jm) {
   for (int i = 0; i < aux->nforce; i++)
     for (int k = st->force_blkadr[i]; k < st->force_blkadr[i + 1]; k++)
       for (int r = 0; r < dim; r++) mark[dim * st->force_block[k] + r] = 1;
+  /* the controllers' states, with the coordinates their actuators and errors couple them to */
+  for (int k = 0; k < jm->nstate; k++) {
+    const int w = jm->state_qadr[k];
+    mark[w] = 1;
+    for (int e = st->sys->colptr[w]; e < st->sys->colptr[w + 1]; e++) mark[st->sys->rowind[e]] = 1;
+  }
   for (int c = 0; c < nq; c++)
     if (mark[c]) jm->need_coord[jm->nforce_coord++] = c;
   jm->nneed_coord = jm->nforce_coord;
@@ -61,15 +68,32 @@ static int needed_coordinates(mb_joint_model* jm) {
       jm->need_elem[jm->nneed_elem++] = e;
   }
   free(mark);
+  const mb_tree* t = jm->tree;
   const int nf = jm->nforce_coord;
   int* body = calloc((size_t)nq + 1, sizeof(int));
   jm->coord_body = malloc(((size_t)nf + 1) * sizeof(int));
+  jm->coord_path_adr = malloc(((size_t)nf + 1) * sizeof(int));
+  jm->coord_path = malloc(((size_t)nf * jm->nz + 1) * sizeof(int));
   jm->force_pair = malloc((2 * (size_t)nf * nf + 1) * sizeof(int));
   jm->force_entry = malloc(((size_t)nf * nf + 1) * sizeof(int));
-  if (!body || !jm->coord_body || !jm->force_pair || !jm->force_entry) return free(body), -1;
+  if (!body || !jm->coord_body || !jm->coord_path_adr || !jm->coord_path || !jm->force_pair ||
+      !jm->force_entry)
+    return free(body), -1;
   for (int e = 0; e < aux->nelem; e++)
     for (int r = 0; aux->elem_qadr[e] >= 0 && r < dim; r++)
       body[aux->elem_qadr[e] + r] = aux->elem_body[e];
+  /* a state coordinate k: its own body nbody + k, whose path is its own column */
+  for (int k = 0; k < jm->nstate; k++) body[jm->state_qadr[k]] = t->nbody + k;
+  int npath = 0;
+  for (int i = 0; i < nf; i++) {
+    const int b = body[jm->need_coord[i]];
+    jm->coord_path_adr[i] = npath;
+    if (b >= t->nbody) jm->coord_path[npath++] = t->nz + b - t->nbody;
+    for (int k = b >= 0 && b < t->nbody ? t->path_adr[b] : 0;
+         b >= 0 && b < t->nbody && k < t->path_adr[b + 1]; k++)
+      jm->coord_path[npath++] = t->path[k];
+  }
+  jm->coord_path_adr[nf] = npath;
   for (int i = 0; i < nf; i++) {
     jm->coord_body[i] = body[jm->need_coord[i]];
     for (int j = 0; j < nf; j++) {
@@ -81,20 +105,21 @@ static int needed_coordinates(mb_joint_model* jm) {
   }
   free(body);
   /* the joint columns each force coordinate's row of K R reaches */
-  const mb_tree* t = jm->tree;
-  unsigned char* reached = calloc((size_t)t->nz + 1, 1);
+  const int nz = jm->nz;
+  unsigned char* reached = calloc((size_t)nz + 1, 1);
   jm->reach_adr = malloc(((size_t)nf + 1) * sizeof(int));
-  jm->reach = malloc(((size_t)nf * t->nz + 1) * sizeof(int));
+  jm->reach = malloc(((size_t)nf * nz + 1) * sizeof(int));
   if (!reached || !jm->reach_adr || !jm->reach) return free(reached), -1;
   int nreach = 0;
   for (int a = 0, p = 0; a < nf; a++) {
-    memset(reached, 0, (size_t)t->nz);
+    memset(reached, 0, (size_t)nz);
     for (; p < jm->nforce_pair && jm->force_pair[2 * p] == a; p++) {
-      const int b = jm->coord_body[jm->force_pair[2 * p + 1]];
-      for (int k = t->path_adr[b]; k < t->path_adr[b + 1]; k++) reached[t->path[k]] = 1;
+      const int b = jm->force_pair[2 * p + 1];
+      for (int k = jm->coord_path_adr[b]; k < jm->coord_path_adr[b + 1]; k++)
+        reached[jm->coord_path[k]] = 1;
     }
     jm->reach_adr[a] = nreach;
-    for (int k = 0; k < t->nz; k++)
+    for (int k = 0; k < nz; k++)
       if (reached[k]) jm->reach[nreach++] = k;
   }
   jm->reach_adr[nf] = nreach;
@@ -275,6 +300,8 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   for (size_t k = 0; k < sizeof ncs / sizeof *ncs; k++) *ncs[k] = p, p += nc;
   jd->phiz = p, p += nc * nz;
   jd->Rq = p, p += nz * nq;
+  /* a state coordinate's row of dq/dz is constant: 1 at its own column */
+  for (int k = 0; k < jm->nstate; k++) jd->Rq[(size_t)jm->state_qadr[k] * nz + nt + k] = 1;
   jd->M = p, p += nz * nz;
   jd->Mt = p, p += nt * nt;
   jd->tangent = p, p += nnz;

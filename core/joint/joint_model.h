@@ -41,10 +41,14 @@ typedef struct mb_joint_model {
   int nforce_pair;
   int* force_pair;  /* (2 nforce_pair) */
   int* force_entry; /* (nforce_pair) */
-  int* coord_body;  /* (nforce_coord) the body of each force coordinate */
-  int* reach_adr;   /* (nforce_coord + 1) first of each force coordinate's entries in reach */
-  int* reach;       /* the joint coordinates whose columns of R^T K R a force coordinate's row
-                       of K R reaches: those of the bodies it couples to, ascending */
+  int* coord_body;  /* (nforce_coord) the body of each force coordinate; nbody + k for the
+                       state coordinate k of a controller */
+  int *coord_path_adr, *coord_path; /* (nforce_coord + 1), the joint coordinates each force
+                                       coordinate moves with: its body's path (tree.h), or the
+                                       state's own column */
+  int* reach_adr; /* (nforce_coord + 1) first of each force coordinate's entries in reach */
+  int* reach;     /* the joint coordinates whose columns of R^T K R a force coordinate's row
+                     of K R reaches: those of the bodies it couples to, ascending */
   /* the outputs that read joint multipliers (joint_reactions.c): with reactions, per body its
      natural coordinates and the tree's rows whose multipliers it determines (those of its
      rigidity and of its joint to the parent) */
