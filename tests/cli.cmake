@@ -296,6 +296,11 @@ mbopt_cli_test(simulate_joint_controllers 0 "12 joint coordinates .RTdyn0., 1 co
   simulate problems/control/pendulum_pid.json --formulation joint)
 # reaction outputs in joint coordinates (the joints' multipliers recovered from the leaves); their
 # gradients are refused, naming the functional and the output
+# stiff gains: the joint Newton matrix holds the controllers' couplings, so every step converges
+# on its own (without them every step needed sub-steps)
+mbopt_cli_test(simulate_joint_controllers_stiff 0 "\"substepped_steps\":0,.*\"status\":\"completed\"" 0
+  simulate problems/control/pendulum_pid.json --formulation joint --set Kp=750000 --set Kd=10000
+  --json)
 mbopt_cli_test(simulate_joint_reactions 0 "joint coordinates .RTdyn0..*reactions = 228\\.7[0-9]*.*completed" 0
   simulate tests/models/ok/reactions_spatial.json --formulation joint)
 mbopt_cli_test(gradient_joint_reactions_refused 3
