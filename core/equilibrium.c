@@ -90,10 +90,12 @@ static void natural_put(void* ctx, const double* x) {
   memcpy(c->b->y, x + nq, sizeof(double) * (c->b->n - nq));
 }
 
+static void natural_name(void* ctx, int i, char* buf, size_t len);
+
 static mb_balance_problem natural_problem(natural_balance* c) {
-  return (mb_balance_problem){c->b->n,      c->m->nq,    c->b->scale, c->m->opt.tol_assembly,
-                              c->b->y,      c->b->F,     c->b->A,     c,
-                              natural_eval, natural_get, natural_put};
+  return (mb_balance_problem){
+      c->b->n,      c->m->nq,    c->b->scale, c->m->opt.tol_assembly, c->b->y, c->b->F, c->b->A, c,
+      natural_eval, natural_get, natural_put, natural_name,           "N "};
 }
 
 mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
@@ -205,6 +207,21 @@ static const char* coordinate_body(const mb_model* m, int i) {
   return NULL;
 }
 
+static void natural_name(void* ctx, int i, char* buf, size_t len) {
+  const natural_balance* c = ctx;
+  const mb_model* m = c->m;
+  const int nq = m->nq, r = i - nq;
+  const char* body = i < nq ? coordinate_body(m, i) : NULL;
+  if (body)
+    snprintf(buf, len, "body %s", body);
+  else if (i < nq)
+    snprintf(buf, len, "coordinate %d", i);
+  else if (r < m->ncon)
+    snprintf(buf, len, "%s", m->con_label + MB_LABEL_LEN * r);
+  else
+    snprintf(buf, len, "initial[%d]", c->b->pres[r - m->ncon]);
+}
+
 /* 1 when the forces balance to round-off (relative to the force scale and the multipliers) and
    the constraint and held rows hold to the assembly tolerance; *force: the largest unbalanced
    force left, N. */
@@ -220,12 +237,32 @@ static double merit(const mb_balance_problem* p) {
   return sqrt(s);
 }
 
-mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, int* iterations,
-                             double* force, int* converged) {
+/* The balance that was not reached, after iterations: its worst row named. */
+static mb_status not_found(const mb_balance_problem* p, int iterations, mb_error* err) {
+  const int worst = mbu_index_max_abs(p->n, p->F);
+  const char* s = iterations == 1 ? "" : "s";
+  char what[MB_LABEL_LEN + MB_NAME_LEN + 32];
+  p->name(p->ctx, worst, what, sizeof what);
+  if (worst >= p->nx)
+    return mb_error_set(err, MB_ERR_ASSEMBLY,
+                        "static equilibrium: cannot satisfy %s (residual %.3g after %d "
+                        "iteration%s)",
+                        what, fabs(p->F[worst]), iterations, s);
+  return mb_error_set(err, MB_ERR_ASSEMBLY,
+                      "static equilibrium not found: the forces on %s do not balance (%.3g %sleft "
+                      "of %.3g %safter %d iteration%s); a motion that nothing resists (a body "
+                      "without support, a vehicle on a slope) has no equilibrium: hold its "
+                      "coordinate with an entry of \"initial\"",
+                      what, fabs(p->F[worst]) * p->scale, p->unit, p->scale, p->unit, iterations,
+                      s);
+}
+
+mb_status mb_balance_solve(const mb_balance_problem* p, int max_iterations, mb_report* report,
+                           mb_error* err) {
   const int n = p->n;
   double* x0 = malloc(sizeof(double) * (3 * (size_t)n + 1));
   if (!x0) return MB_ERR_MEMORY;
-  double *dx = x0 + n, *x = dx + n;
+  double *dx = x0 + n, *x = dx + n, force;
   mb_status st = MB_OK;
   p->eval(p->ctx, 0);
   double norm = merit(p);
@@ -233,7 +270,7 @@ mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, in
      equilibrium is a smooth function of the parameters (finite differences rely on it) */
   int it = 0, polish = 0;
   for (;; it++) {
-    const int done = balanced(p, force);
+    const int done = balanced(p, &force);
     if (done && ++polish > 3) break;
     if (!done && it >= max_iterations) break;
     p->eval(p->ctx, 1);
@@ -255,9 +292,20 @@ mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, in
     }
     norm = trial;
   }
-  *iterations = it;
-  *converged = balanced(p, force);
+  if (st == MB_OK) {
+    p->get(p->ctx, x);
+    const int converged = balanced(p, &force) && mbu_all_finite(p->nx, x);
+    report->equilibrium_iterations = it;
+    report->equilibrium_residual = force;
+    if (!converged) st = not_found(p, it, err);
+  }
   free(x0);
+  return st;
+}
+
+mb_status mb_balance_status(mb_status st, mb_error* err) {
+  if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
+  if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
   return st;
 }
 
@@ -280,34 +328,6 @@ mb_status mb_balance_initial_multipliers(const mb_balance_problem* p) {
   return st;
 }
 
-static mb_status not_found(const mb_model* m, const mb_balance* b, int iterations, mb_error* err) {
-  const int nq = m->nq;
-  const int worst = mbu_index_max_abs(b->n, b->F);
-  if (worst >= nq) {
-    const int r = worst - nq;
-    char held[32];
-    snprintf(held, sizeof held, "initial[%d]", r >= m->ncon ? b->pres[r - m->ncon] : 0);
-    return mb_error_set(err, MB_ERR_ASSEMBLY,
-                        "static equilibrium: cannot satisfy %s (residual %.3g after %d "
-                        "iteration%s)",
-                        r < m->ncon ? m->con_label + MB_LABEL_LEN * r : held, fabs(b->F[worst]),
-                        iterations, iterations == 1 ? "" : "s");
-  }
-  const char* body = coordinate_body(m, worst);
-  char where[MB_NAME_LEN + 32];
-  if (body)
-    snprintf(where, sizeof where, "body %s", body);
-  else
-    snprintf(where, sizeof where, "coordinate %d", worst);
-  return mb_error_set(err, MB_ERR_ASSEMBLY,
-                      "static equilibrium not found: the forces on %s do not balance (%.3g N left "
-                      "of %.3g N after %d iteration%s); a motion that nothing resists (a body "
-                      "without support, a vehicle on a slope) has no equilibrium: hold its "
-                      "coordinate with an entry of \"initial\"",
-                      where, fabs(b->F[worst]) * b->scale, b->scale, iterations,
-                      iterations == 1 ? "" : "s");
-}
-
 mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err) {
   const int nq = m->nq;
   if (nq + m->ncon + m->npres > MAX_UNKNOWNS)
@@ -317,20 +337,11 @@ mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err) {
                         nq + m->ncon + m->npres, MAX_UNKNOWNS);
   mb_balance* b = mb_balance_create(m);
   mb_status st = MB_ERR_MEMORY;
-  int it = 0, converged = 0;
-  double force = 0;
-  if (!b || (st = mb_balance_setup(m, d, b)) != MB_OK) goto done;
-  natural_balance c = {m, d, b};
-  const mb_balance_problem p = natural_problem(&c);
-  if ((st = mb_balance_iterate(&p, m->opt.max_assembly, &it, &force, &converged)) != MB_OK)
-    goto done;
-  converged = converged && mbu_all_finite(nq, d->q);
-  d->report.equilibrium_iterations = it;
-  d->report.equilibrium_residual = force;
-  st = converged ? MB_OK : not_found(m, b, it, err);
-done:
-  if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
-  if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
+  if (b && (st = mb_balance_setup(m, d, b)) == MB_OK) {
+    natural_balance c = {m, d, b};
+    const mb_balance_problem p = natural_problem(&c);
+    st = mb_balance_solve(&p, m->opt.max_assembly, &d->report, err);
+  }
   mb_balance_free(b);
-  return st;
+  return mb_balance_status(st, err);
 }

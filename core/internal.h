@@ -563,7 +563,7 @@ double mb_balance_held_row(const mb_model* m, int i, const double* q, double* ro
    sets, which get and put read and write. */
 typedef struct mb_balance_problem {
   int n, nx;
-  double scale; /* force scale, N */
+  double scale; /* force scale */
   double tol;   /* of the rows held */
   double* y;    /* (n - nx) the multipliers among the unknowns */
   double *F, *A;
@@ -571,6 +571,11 @@ typedef struct mb_balance_problem {
   void (*eval)(void* ctx, int jacobian); /* F, and A when jacobian */
   void (*get)(void* ctx, double* x);
   void (*put)(void* ctx, const double* x);
+  /* what row i of F is, for the messages: the forces on "body chassis" (or "coordinate 7") for
+     i < nx, a constraint's label or "initial[2]" beyond; and the forces' unit with a space ("N "),
+     or "" for generalised forces of mixed units */
+  void (*name)(void* ctx, int i, char* buf, size_t len);
+  const char* unit;
 } mb_balance_problem;
 
 /* p->y = the multipliers that balance the forces best, [A_xy] y = -F_x / scale, with F and A
@@ -579,10 +584,14 @@ mb_status mb_balance_initial_multipliers(const mb_balance_problem* p);
 
 /* Minimum-norm Newton steps, halved while they do not reduce |F|, until the forces balance to
    round-off (1e-10 of the force scale and multipliers) and the rows held to p->tol, then three
-   more; at most max_iterations short of that. *force: the largest unbalanced force left, N;
-   *converged: 1 when balanced. MB_ERR_MEMORY, MB_ERR_LINALG. */
-mb_status mb_balance_iterate(const mb_balance_problem* p, int max_iterations, int* iterations,
-                             double* force, int* converged);
+   more; at most max_iterations short of that. The iterations and the largest unbalanced force
+   left go into report; a balance not reached, or positions gone non-finite, is MB_ERR_ASSEMBLY
+   naming the worst row. MB_ERR_MEMORY, MB_ERR_LINALG without a message (mb_balance_status). */
+mb_status mb_balance_solve(const mb_balance_problem* p, int max_iterations, mb_report* report,
+                           mb_error* err);
+
+/* st, with the message of a static equilibrium's MB_ERR_MEMORY or MB_ERR_LINALG set in err. */
+mb_status mb_balance_status(mb_status st, mb_error* err);
 
 /* Moves the positions of d from an assembled configuration to the static equilibrium, to
    round-off (m->opt.equilibrium). */

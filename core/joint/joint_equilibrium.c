@@ -68,7 +68,6 @@ static void joint_balance_eval(void* ctx, int jacobian) {
   mb_joint_dynamics(jm, jd, jacobian);
   const double* mu = b->y + nc;
   for (int j = 0; j < b->npv; j++) {
-    memset(b->row, 0, sizeof(double) * jm->aux->nq);
     F[nz + nc + j] = mb_balance_held_row(jm->aux, b->pres[j], jd->aux->q, b->row);
     mb_joint_tangent_rt_mul(b->tg, b->row, 1, 0, b->held + (size_t)j * nz);
   }
@@ -112,7 +111,25 @@ static void joint_balance_put(void* ctx, const double* x) {
   memcpy(b->y, x + b->nz, sizeof(double) * (b->n - b->nz));
 }
 
+/* row i: the forces on the body of coordinate i, a constraint or a held value */
+static void joint_balance_name(void* ctx, int i, char* buf, size_t len) {
+  const joint_balance* b = ctx;
+  const mb_joint_model* jm = b->jm;
+  const int r = i - b->nz;
+  if (i < jm->tree->nz)
+    snprintf(buf, len, "body %s", jm->aux->body_name + (size_t)MB_NAME_LEN * jm->tree->zbody[i]);
+  else if (i < b->nz)
+    snprintf(buf, len, "controller state %d", i - jm->tree->nz);
+  else if (r < jm->nrow)
+    snprintf(buf, len, "%s", jm->aux->con_label + MB_LABEL_LEN * jm->row[r]);
+  else if (r < b->nc)
+    snprintf(buf, len, "%s", jm->norm_label[r - jm->nrow]);
+  else
+    snprintf(buf, len, "initial[%d]", b->pres[r - b->nc]);
+}
+
 static mb_balance_problem problem(joint_balance* b) {
+  /* generalised forces: N along translations, N m about rotations */
   return (mb_balance_problem){b->n,
                               b->nz,
                               b->scale,
@@ -123,59 +140,27 @@ static mb_balance_problem problem(joint_balance* b) {
                               b,
                               joint_balance_eval,
                               joint_balance_get,
-                              joint_balance_put};
-}
-
-static mb_status not_found(const joint_balance* b, int iterations, mb_error* err) {
-  const mb_model* aux = b->jm->aux;
-  const int worst = mbu_index_max_abs(b->n, b->F), nz = b->nz, nc = b->nc;
-  const char* s = iterations == 1 ? "" : "s";
-  if (worst >= nz) {
-    const int r = worst - nz;
-    char held[32];
-    snprintf(held, sizeof held, "initial[%d]", r >= nc ? b->pres[r - nc] : 0);
-    const char* label = r >= nc           ? held
-                        : r < b->jm->nrow ? aux->con_label + MB_LABEL_LEN * b->jm->row[r]
-                                          : b->jm->norm_label[r - b->jm->nrow];
-    return mb_error_set(err, MB_ERR_ASSEMBLY,
-                        "static equilibrium: cannot satisfy %s (residual %.3g after %d "
-                        "iteration%s)",
-                        label, fabs(b->F[worst]), iterations, s);
-  }
-  return mb_error_set(err, MB_ERR_ASSEMBLY,
-                      "static equilibrium not found: the forces on body %s do not balance (%.3g "
-                      "left of %.3g after %d iteration%s); a motion that nothing resists (a body "
-                      "without support, a vehicle on a slope) has no equilibrium: hold its "
-                      "coordinate with an entry of \"initial\"",
-                      aux->body_name + (size_t)MB_NAME_LEN * b->jm->tree->zbody[worst],
-                      fabs(b->F[worst]) * b->scale, b->scale, iterations, s);
+                              joint_balance_put,
+                              joint_balance_name,
+                              ""};
 }
 
 mb_status mb_joint_equilibrium(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   joint_balance b;
   mb_status st = MB_ERR_MEMORY;
-  int it = 0, converged = 0;
-  double force = 0;
-  if (!joint_balance_init(&b, jm, jd)) goto done;
-  jd->t = 0;
-  memset(jd->zd, 0, sizeof(double) * jm->nz);
-  memset(jd->zdd, 0, sizeof(double) * jm->nz);
-  mb_joint_read_positions(jm, jd);
-  /* the force scale and the multipliers that balance the forces best */
-  joint_balance_eval(&b, 1);
-  const double scale = mbu_norm_inf(b.nz, b.F);
-  b.scale = scale > 0 && isfinite(scale) ? scale : 1;
-  const mb_balance_problem p = problem(&b);
-  if ((st = mb_balance_initial_multipliers(&p)) != MB_OK) goto done;
-  if ((st = mb_balance_iterate(&p, jm->aux->opt.max_assembly, &it, &force, &converged)) != MB_OK)
-    goto done;
-  converged = converged && mbu_all_finite(jm->nz, jd->z);
-  jd->aux->report.equilibrium_iterations = it;
-  jd->aux->report.equilibrium_residual = force;
-  st = converged ? MB_OK : not_found(&b, it, err);
-done:
-  if (st == MB_ERR_MEMORY) mb_error_set(err, st, "static equilibrium: out of memory");
-  if (st == MB_ERR_LINALG) mb_error_set(err, st, "static equilibrium: least-squares solve failed");
+  if (joint_balance_init(&b, jm, jd)) {
+    jd->t = 0;
+    memset(jd->zd, 0, sizeof(double) * jm->nz);
+    memset(jd->zdd, 0, sizeof(double) * jm->nz);
+    mb_joint_read_positions(jm, jd);
+    /* the force scale and the multipliers that balance the forces best */
+    joint_balance_eval(&b, 1);
+    const double scale = mbu_norm_inf(b.nz, b.F);
+    b.scale = scale > 0 && isfinite(scale) ? scale : 1;
+    const mb_balance_problem p = problem(&b);
+    if ((st = mb_balance_initial_multipliers(&p)) == MB_OK)
+      st = mb_balance_solve(&p, jm->aux->opt.max_assembly, &jd->aux->report, err);
+  }
   joint_balance_free(&b);
-  return st;
+  return mb_balance_status(st, err);
 }
