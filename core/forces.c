@@ -370,13 +370,9 @@ void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data*
 static void torque_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
                          double* dQ) {
   double tau[3], dtau[3];
-  for (int k = 0; k < 3; k++) {
-    int f = m->force_func[3 * i + k];
-    tau[k] = 0;
-    if (f >= 0) mb_func_eval(m, f, d->t, &tau[k], NULL, NULL);
-  }
+  torque_value(m, i, d->t, tau);
   load_param(m, dm, i, d->t, dtau);
-  if (m->dim == 2) tau[2] = tau[0], dtau[2] = dtau[0], tau[0] = dtau[0] = 0;
+  if (m->dim == 2) dtau[2] = dtau[0], dtau[0] = 0;
   mbd_body_torque_param(m, dm, d, m->force_body[i], tau, dtau, dQ);
 }
 
@@ -407,11 +403,7 @@ void mbd_forces_param(const mb_model* m, const mb_model* dm, const mb_data* d,
       case MB_FORCE_POINT: {
         /* Q = J_p^T F */
         double F[3], dF[3];
-        for (int k = 0; k < 3; k++) {
-          int f = m->force_func[3 * i + k];
-          F[k] = 0;
-          if (f >= 0) mb_func_eval(m, f, d->t, &F[k], NULL, NULL);
-        }
+        load_value(m, i, d->t, F);
         load_param(m, dm, i, d->t, dF);
         mb_lvec_add_jtw(m, m->force_lvec[2 * i], 1, dF, dQ);
         mb_lvec_add_jtw(dm, m->force_lvec[2 * i], 1, F, dQ);
