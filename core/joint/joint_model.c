@@ -88,10 +88,11 @@ static int needed_coordinates(mb_joint_model* jm) {
   for (int i = 0; i < nf; i++) {
     const int b = body[jm->need_coord[i]];
     jm->coord_path_adr[i] = npath;
-    if (b >= t->nbody) jm->coord_path[npath++] = t->nz + b - t->nbody;
-    for (int k = b >= 0 && b < t->nbody ? t->path_adr[b] : 0;
-         b >= 0 && b < t->nbody && k < t->path_adr[b + 1]; k++)
-      jm->coord_path[npath++] = t->path[k];
+    if (b >= t->nbody)
+      jm->coord_path[npath++] = t->nz + b - t->nbody;
+    else if (b >= 0)
+      for (int k = t->path_adr[b]; k < t->path_adr[b + 1]; k++)
+        jm->coord_path[npath++] = t->path[k];
   }
   jm->coord_path_adr[nf] = npath;
   for (int i = 0; i < nf; i++) {
