@@ -41,10 +41,19 @@ static void newmark_rates(const mb_stepper* s) {
 /* After the first Newton iteration of a step, the factorised Newton matrix is kept (chord
    iterations) while the iteration contracts at least this fast; a converged chord iteration is
    then at most rate / (1 - rate) of its last correction from the solution. Slower contraction
-   turns the rest of the step into Newton iterations. The matrix is not kept from one step to
-   the next: the penalty term dominates it, and the rotation of the bodies between steps turns
-   its directions enough to stall the iteration. */
+   turns the rest of the step into Newton iterations. */
 #define MB_CHORD_RATE 0.1
+/* A formulation that keeps its matrix (s->kept) starts the next step with it when it contracted
+   by MB_KEPT_RATE or better and its step took at most MB_KEPT_ITERATIONS iterations; beyond
+   either, a new matrix costs less than the iterations it saves. Iterations with an earlier
+   step's matrix converge linearly from the prediction, so they stop only when their estimated
+   distance to the solution, rate |dq| (the step's first iteration: the matrix's last measured
+   rate), is MB_KEPT_ERROR of the tolerance: the accelerations, q / (beta h^2) - hat_a, amplify
+   what is left in q by 4 / h^2 (the five-bar's psi3 moves by 3e-5 when they stop at the
+   tolerance itself, by 3e-8 at 1e-4 of it). */
+#define MB_KEPT_RATE 0.01
+#define MB_KEPT_ITERATIONS 2
+#define MB_KEPT_ERROR 1e-4
 
 /* Near a singular position Phi_q loses rank: along its vanishing singular value sigma the
    multiplier update contracts only by 1 / (1 + c sigma^2) per iteration (c the scaled penalty,
@@ -134,12 +143,17 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
   /* Newton iteration on positions with the multiplier update (eqs. 1b, 3-5) */
   double* r = s->r;
   double dq_norm = INFINITY, dq_last = INFINITY, phi_norm = INFINITY, rate = 0;
-  int it = 0, converged = 0, refresh = 1, newton = 0, slow = 0, growing = 0, stuck = 0, locked = 0,
-      raised = 0;
+  mb_kept_matrix* kept = opt->refresh_each_iteration ? NULL : s->kept;
+  const int earlier = kept && kept->valid && kept->step == h && kept->penalty == alpha;
+  /* the matrix in use: its penalty, and its contraction in chord iterations (< 0: unknown) */
+  double matrix_penalty = alpha, chord_rate = earlier ? kept->rate : -1;
+  int it = 0, converged = 0, refresh = !earlier, newton = 0, slow = 0, growing = 0, stuck = 0,
+      locked = 0, raised = 0;
   newmark_rates(s);
   s->ops->positions(s);
   while (!converged && it < opt->max_newton && growing < MB_DIVERGING_ITERATIONS) {
     const int singular = s->ops->residual(s, alpha, r, refresh);
+    if (refresh) matrix_penalty = alpha, chord_rate = -1;
     /* at the prediction, the model's own fault; after corrections, iterates thrown out of range
        by a step too long for the motion, which sub-steps may follow */
     if (!mbu_all_finite(nq, r) && it == 0)
@@ -166,9 +180,13 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
     it++;
     rate = dq_norm / dq_last;
     dq_last = dq_norm;
+    if (!refresh && it > 1) chord_rate = rate;
+    const int chord_converged =
+        chord_rate >= 0 && chord_rate <= MB_CHORD_RATE &&
+        (!earlier || chord_rate * dq_norm <= MB_KEPT_ERROR * opt->tol_newton);
     converged = dq_norm <= opt->tol_newton && phi_norm <= opt->tol_constraint &&
-                (refresh || rate <= MB_CHORD_RATE);
-    if (!refresh && rate > MB_CHORD_RATE) newton = 1;
+                (refresh || chord_converged);
+    if (!refresh && chord_rate > MB_CHORD_RATE) newton = 1;
     if (!converged && refresh) {
       /* a raised penalty first makes larger corrections */
       growing = rate > 1 && dq_norm > opt->tol_newton && !raised ? growing + 1 : 0;
@@ -198,6 +216,9 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
     refresh = newton || opt->refresh_each_iteration;
   }
   s->report->newton_iterations += it;
+  if (kept)
+    *kept = (mb_kept_matrix){converged && it <= MB_KEPT_ITERATIONS && chord_rate <= MB_KEPT_RATE, h,
+                             matrix_penalty, chord_rate};
   if (it > s->report->max_newton_per_step) s->report->max_newton_per_step = it;
   if (!mbu_all_finite(nq, q))
     return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", *s->t);

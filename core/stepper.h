@@ -11,6 +11,14 @@
 
 typedef struct mb_stepper mb_stepper;
 
+/* A factorised Newton matrix kept from one step for the next, in the formulation's workspace
+   (ali3p_step.c says when a step keeps it). */
+typedef struct mb_kept_matrix {
+  int valid;            /* the next step may use it; 0 forgets it (a new run) */
+  double step, penalty; /* the step and the penalty it was formed with */
+  double rate;          /* its last measured contraction per iteration; < 0 before one is */
+} mb_kept_matrix;
+
 /* The formulation's functions; ctx is the stepper's. */
 typedef struct mb_stepper_ops {
   /* Phi (into phi) and whatever the residual needs of the positions, at q and *t */
@@ -41,6 +49,10 @@ struct mb_stepper {
   mb_report* report;
   double penalty_remedy; /* the penalty that passes slow singular positions (0: none known) */
   const char* lock_hint; /* added to integration failures ("" for none) */
+  /* where the formulation keeps its Newton matrix from step to step; NULL: every step forms its
+     own (natural coordinates: the penalty term dominates the matrix, and the rotation of the
+     bodies between steps turns its directions enough to stall the iteration) */
+  mb_kept_matrix* kept;
 };
 
 /* The projection of the velocities or accelerations (eqs. 6, 7): x minimising

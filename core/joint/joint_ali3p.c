@@ -275,7 +275,8 @@ static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, con
                       .t = &jd->t,
                       .report = &jd->aux->report,
                       .penalty_remedy = 0,
-                      .lock_hint = ""};
+                      .lock_hint = "",
+                      .kept = &jd->kept};
 }
 
 /* the joint formulation's retry on sub-steps (stepper.h) */
@@ -376,6 +377,7 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   const int nb = t->nbody, nz = jm->nz;
   mb_status st;
   jd->t = 0;
+  jd->kept.valid = 0;
   mb_joint_read_positions(jm, jd);
   /* the bodies' velocities in the assembled natural coordinates */
   double *w = jd->work, *v = w + 3 * nb;

@@ -11,6 +11,7 @@
 #include "linalg.h"
 #include "mbopt/model.h"
 #include "mbopt/simulate.h"
+#include "stepper.h"
 #include "tree.h"
 
 typedef struct mb_joint_model {
@@ -84,6 +85,7 @@ typedef struct mb_joint_data {
   double* Q;         /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
   double *tangent, *proj; /* (nz x nz) on the full pattern: Newton and projection matrices */
   mb_factor newton, projection;
+  mb_kept_matrix kept; /* what the steps know of the factorised Newton matrix */
   double proj_penalty;
   double* W;     /* (nbody x 6) body wrenches */
   double* start; /* (3 nz + ncon) z, zd, zdd, lambda at the start of a step retried on sub-steps */
