@@ -44,12 +44,14 @@ static void newmark_rates(const mb_stepper* s) {
    turns the rest of the step into Newton iterations. */
 #define MB_CHORD_RATE 0.1
 /* A formulation that keeps its matrix (s->kept) starts the next step with it when it contracted
-   by MB_KEPT_RATE or better and its step took at most MB_KEPT_ITERATIONS iterations; beyond
-   either, a new matrix costs less than the iterations it saves. Iterations with an earlier
-   step's matrix converge linearly from the prediction, so they stop only when their estimated
-   distance to the solution, rate |dq| (the step's first iteration: the matrix's last measured
-   rate), is MB_KEPT_ERROR of the tolerance: the accelerations, q / (beta h^2) - hat_a, amplify
-   what is left in q by 4 / h^2 (the five-bar's psi3 moves by 3e-5 when they stop at the
+   by MB_KEPT_RATE or better and the step converged in one iteration with a new matrix (the
+   prediction was within the tolerance: the motion is smooth at this step size), or in at most
+   MB_KEPT_ITERATIONS with a kept one; otherwise a new matrix costs less than the iterations it
+   saves (the five-bar, whose steps all need two Newton iterations, keeps none). Iterations with an
+   earlier step's matrix converge linearly from the prediction, so they stop only when their
+   estimated distance to the solution, rate |dq| (the step's first iteration: the matrix's last
+   measured rate), is MB_KEPT_ERROR of the tolerance: the accelerations, q / (beta h^2) - hat_a,
+   amplify what is left in q by 4 / h^2 (the five-bar's psi3 moves by 3e-5 when they stop at the
    tolerance itself, by 3e-8 at 1e-4 of it). */
 #define MB_KEPT_RATE 0.01
 #define MB_KEPT_ITERATIONS 2
@@ -217,8 +219,9 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
   }
   s->report->newton_iterations += it;
   if (kept)
-    *kept = (mb_kept_matrix){converged && it <= MB_KEPT_ITERATIONS && chord_rate <= MB_KEPT_RATE, h,
-                             matrix_penalty, chord_rate};
+    *kept = (mb_kept_matrix){
+        converged && (earlier ? it <= MB_KEPT_ITERATIONS : it == 1) && chord_rate <= MB_KEPT_RATE,
+        h, matrix_penalty, chord_rate};
   if (it > s->report->max_newton_per_step) s->report->max_newton_per_step = it;
   if (!mbu_all_finite(nq, q))
     return mb_error_set(err, MB_ERR_NONFINITE, "t = %g: Newton iteration produced NaN", *s->t);
