@@ -17,17 +17,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from machine import cpu_name  # noqa: E402
 import tempfile
 
+# each model at its own step (None), and the double lane change also at the papers' 10 ms
 MODELS = [
-    "problems/fivebar.json",
-    "problems/fivebar_springs.json",
-    "problems/slider_crank.json",
-    "tests/models/iftomm/a04_bricard.json",
-    "tests/models/iftomm/a02_fourbar_2.json",
-    "problems/vehicle/step_descent.json",
-    "problems/vehicle/double_lane_change.json",
-    "problems/control/pendulum_pid.json",
-    "problems/control/governor_design.json",
-    "problems/control/slider_crank_codesign.json",
+    ("problems/fivebar.json", None),
+    ("problems/fivebar_springs.json", None),
+    ("problems/slider_crank.json", None),
+    ("tests/models/iftomm/a04_bricard.json", None),
+    ("tests/models/iftomm/a02_fourbar_2.json", None),
+    ("problems/vehicle/step_descent.json", None),
+    ("problems/vehicle/double_lane_change.json", None),
+    ("problems/vehicle/double_lane_change.json", 0.01),
+    ("problems/control/pendulum_pid.json", None),
+    ("problems/control/governor_design.json", None),
+    ("problems/control/slider_crank_codesign.json", None),
 ]
 RUNS = [("natural", []), ("joint RTdyn0", ["--formulation", "joint"])]
 
@@ -88,28 +90,28 @@ def main():
         "about four times closer at h/2), RTdyn1 against RTdyn0, Newton iterations per step, and",
         "the least wall-clock seconds of three alternating runs of the whole command; and each",
         "formulation's own truncation error at h, 4/3 of its change from h to h/2 (Richardson,",
-        "second order), which says which of the two the gap at h belongs to: the double lane",
-        "change's at its 10 ms is the natural formulation's, as Lopez Varela, Dopico and Luaces",
-        "observe for that manoeuvre and step (\"Augmented Lagrangian index-3 semi-recursive",
-        "formulations with projections: direct sensitivity analysis\", section 10.2.2).",
+        "second order), which says which of the two the gap at h belongs to. The double lane",
+        "change also runs at the papers' 10 ms (its spec uses 4 ms): the gap there is the natural",
+        "formulation's, as Lopez Varela, Dopico and Luaces observe for that manoeuvre and step",
+        "(\"Augmented Lagrangian index-3 semi-recursive formulations with projections: direct",
+        "sensitivity analysis\", section 10.2.2).",
         "",
         "| model | h (s) | psi natural | psi joint | gap at h | gap at h/2 | error at h natural "
         "| error at h joint | RTdyn1 vs RTdyn0 | Newton/step natural | Newton/step joint "
         "| s natural | s joint |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for model in MODELS:
-        base = simulate(mbopt, model, [])
-        h = base["step"]
+    for model, step in MODELS:
+        h = step or simulate(mbopt, model, [])["step"]
         times = {name: [] for name, _ in RUNS}
         res = {}
         for _ in range(3):
             for name, extra in RUNS:
-                r = simulate(mbopt, model, extra)
+                r = simulate(mbopt, model, extra, h)
                 times[name].append(r["seconds"])
                 res[name] = r
         n, j = res["natural"], res["joint RTdyn0"]
-        j1 = simulate(mbopt, with_origin(model), ["--formulation", "joint"])
+        j1 = simulate(mbopt, with_origin(model), ["--formulation", "joint"], h)
         n2 = simulate(mbopt, model, [], h / 2)
         j2 = simulate(mbopt, model, ["--formulation", "joint"], h / 2)
         psi_n, psi_j = n.get("functionals", {}), j.get("functionals", {})

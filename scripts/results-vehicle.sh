@@ -75,7 +75,7 @@ print(open(out + "/dlc_bench.txt").read(), end="")
 PY
     gnuplot -e "set terminal svg size 700,420 dynamic noenhanced font 'sans,11';
       set output '$out/dlc_bench.svg'; set style fill solid 0.6; set boxwidth 0.6;
-      set title 'double lane change, 12 s at h = 10 ms: 5-parameter gradients (fastest of 3)';
+      set title 'double lane change, 12 s at h = 4 ms: 5-parameter gradients (fastest of 3)';
       set ylabel 'wall-clock seconds'; set yrange [0:*]; set offsets 0, 0, graph 0.12, 0;
       set grid ytics; unset key;
       plot '$out/dlc_bench.dat' using 0:2:xtic(1) with boxes,
