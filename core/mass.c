@@ -1,0 +1,31 @@
+/* The natural model's mass: its constant 3 x 3 (2 x 2) blocks between the coordinates of each
+   body's base points and vectors (structure.h). */
+#include "internal.h"
+#include "structure.h"
+
+/* y += s M x over the mass blocks, for a constant dim */
+static inline void mass_mul(const int dim, const mb_model* m, const double* x, double s,
+                            double* y) {
+  const int* blk = m->mass_block;
+  for (int k = 0; k < m->nmass; k++)
+    mbu_add_wx(dim, m->mass + 9 * k, x + blk[2 * k + 1] * dim, s, y + blk[2 * k] * dim);
+}
+
+void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
+  if (m->dim == 3)
+    mass_mul(3, m, x, s, y);
+  else
+    mass_mul(2, m, x, s, y);
+}
+
+double mb_mass_form(const mb_model* m, const double* x, const double* y) {
+  const int dim = m->dim;
+  double sum = 0;
+  for (int k = 0; k < m->nmass; k++) {
+    double My[3] = {0, 0, 0};
+    const int i = m->mass_block[2 * k] * dim, j = m->mass_block[2 * k + 1] * dim;
+    mbu_add_wx(dim, m->mass + 9 * k, y + j, 1, My);
+    sum += x[i] * My[0] + x[i + 1] * My[1] + (dim == 3 ? x[i + 2] * My[2] : 0);
+  }
+  return sum;
+}
