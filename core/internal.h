@@ -159,15 +159,23 @@ void mb_forces_into(const mb_model* m, mb_data* d, const mb_jacobian* jac);
 /* Q, and K into d->stiff, C into d->damp when want_jac. */
 void mb_forces(const mb_model* m, mb_data* d, int want_jac);
 
-/* Angular velocity (3, planar: z only) of a body at q, qd; of the frame whose axes are the linear
-   vectors E (spatial: x, y, z; planar: x), 1/2 sum_k E_k x dE_k/dt (planar: E_x x dE_x/dt). */
+/* Angular velocity (3, planar: z only) of a body at q, qd (body.c); of the frame whose axes are the
+   linear vectors E (spatial: x, y, z; planar: x), 1/2 sum_k E_k x dE_k/dt (planar: E_x x dE_x/dt).
+ */
 void mb_body_angular_velocity(const mb_model* m, int body, const double* q, const double* qd,
                               double* w);
 void mb_frame_angular_velocity(const mb_model* m, const int* E, const double* q, const double* qd,
                                double* w);
 
-/* Length of spring force element i at the state of d, and its tension (may be NULL). */
+/* spring-damper-actuators (spring.c): Q += the force of spring element i at the state of d, with
+   its Jacobians into jac (may be NULL); its length and tension (may be NULL); the power of its
+   damper and constant force, W; its elastic energy, J; dQ += its explicit parameter derivative
+   along the tangent model dm */
+void mb_spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac);
 double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension);
+double mb_spring_damper_power(const mb_model* m, const mb_data* d, int i);
+double mb_spring_elastic_energy(const mb_model* m, const mb_data* d, int i);
+void mbd_spring_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* dQ);
 
 /* Power of the non-conservative forces (dampers, actuators, external loads, controllers), W. */
 double mb_nonconservative_power(const mb_model* m, mb_data* d);
@@ -179,6 +187,12 @@ typedef struct mb_tyre_force {
   double Fz, dp[3], dv[3], dkcr[3];
 } mb_tyre_force;
 void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb_tyre_force* out);
+
+/* Q += the vertical force of tyre i at the state of d, with its Jacobians into jac (may be NULL);
+   dQ += its explicit parameter derivative along the tangent model dm (tyre.c). */
+void mb_tyre_contact(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac);
+void mbd_tyre_contact_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                            double* dQ);
 
 /* Whether force element i is a tyre with slip forces (a friction coefficient > 0). */
 int mb_tyre_has_slip(const mb_model* m, int i);

@@ -1,5 +1,6 @@
-/* Tyre slip forces: the longitudinal and lateral friction forces of a tyre at its contact point,
-   written once in forward-mode dual numbers so that the same code gives the force, the exact
+/* The tyre element: its vertical contact force (at the end of the file) and its slip forces,
+   the longitudinal and lateral friction forces at its contact point. The slip forces are written
+   once in forward-mode dual numbers so that the same code gives the force, the exact
    stiffness and damping matrices and the explicit parameter derivatives.
 
    With the wheel centre p, the spin axis s, the wheel frame axes E_k and their rates, the wheel's
@@ -18,7 +19,7 @@
 
 #include "internal.h"
 
-#define TYRE_SMOOTH 1e-4 /* m, as MB_TYRE_SMOOTH of the vertical force */
+#define TYRE_SMOOTH 1e-4 /* m, the smoothing length e of the contact (below) */
 #define TYRE_ETA 1e-3    /* N */
 
 /* inputs: positions p, s, E0, E1, E2 (x[0..14]), velocities v, dE0, dE1, dE2 (x[15..26]);
@@ -248,4 +249,74 @@ void mbd_tyre_slip_param(const mb_model* m, const mb_model* dm, const mb_data* d
     mb_lvec_add_jtw(m, L.row[r], 1, dW + 3 * r, dQ);
     mb_lvec_add_jtw(dm, L.row[r], 1, W + 3 * r, dQ);
   }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the vertical contact force */
+
+/* Tyre-road contact. The road height is h(x) = H (1 + tanh((x - x0)/w)) / 2 (flat at 0 for
+   w = 0), its normal the global z. The penetration of the wheel of radius R with centre p is
+   delta = R - (p_z - h(p_x)), its rate delta' = -(v_z - h'(p_x) v_x). The vertical force
+
+     Fz = k e softplus(delta/e) + c delta' sigmoid(delta/e),  e = TYRE_SMOOTH,
+
+   is smooth in all arguments, vanishes out of contact and tends to k delta + c delta' in it. It
+   acts at the contact point below the centre; being vertical, it exerts no moment about it. */
+
+void mb_tyre_eval(const mb_model* m, int i, const double* p, const double* v, mb_tyre_force* o) {
+  const double* road = m->force_road + 3 * i;
+  const double k = m->force_k[i], c = m->force_c[i], e = TYRE_SMOOTH;
+  double h = 0, h1 = 0, h2 = 0;
+  if (road[2] > 0) {
+    double th = tanh((p[0] - road[0]) / road[2]), se2 = 1 - th * th;
+    h = road[1] * (1 + th) / 2;
+    h1 = road[1] * se2 / (2 * road[2]);
+    h2 = -road[1] * th * se2 / (road[2] * road[2]);
+  }
+  const double delta = m->force_l0[i] - p[2] + h, rate = -v[2] + h1 * v[0], u = delta / e;
+  const double sp = u > 0 ? u + log1p(exp(-u)) : log1p(exp(u));
+  const double sg = u > 0 ? 1 / (1 + exp(-u)) : exp(u) / (1 + exp(u));
+  const double fd = k * sg + c * rate * sg * (1 - sg) / e, fr = c * sg;
+  o->Fz = k * e * sp + c * rate * sg;
+  o->dp[0] = fd * h1 + fr * h2 * v[0], o->dp[1] = 0, o->dp[2] = -fd;
+  o->dv[0] = fr * h1, o->dv[1] = 0, o->dv[2] = -fr;
+  o->dkcr[0] = e * sp, o->dkcr[1] = rate * sg, o->dkcr[2] = fd;
+}
+
+void mb_tyre_contact(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) {
+  const int a = m->force_lvec[2 * i];
+  double p[3], v[3];
+  mb_tyre_force t;
+  mb_lvec_eval(m, a, d->q, p);
+  mb_lvec_rate(m, a, d->qd, v);
+  mb_tyre_eval(m, i, p, v, &t);
+  const double F[3] = {0, 0, t.Fz};
+  mb_lvec_add_jtw(m, a, 1, F, d->force);
+  if (!jac) return;
+  /* Q = J^T e_z Fz: K = -J^T e_z (dFz/dp)^T J, C = -J^T e_z (dFz/dv)^T J, on the element's
+     blocks: outer products of the rows J^T e_z and J^T dFz/dp, J^T dFz/dv */
+  const mb_local L = mb_force_local(m, i);
+  const int n = 3 * L.nb;
+  double J[3 * MB_LOCAL_COORDS], w[2 * MB_LOCAL_COORDS];
+  const double dpv[6] = {t.dp[0], t.dp[1], t.dp[2], t.dv[0], t.dv[1], t.dv[2]};
+  mb_local_jacobian(m, &L, a, J);
+  mb_local_premul(n, dpv, 3, 2, J, 3, w); /* dFz/dp^T J, then dFz/dv^T J */
+  mb_local_add_ptq(m, &L, jac->K, -jac->ks, J + 2 * n, w, 1);
+  mb_local_add_ptq(m, &L, jac->C, -jac->cs, J + 2 * n, w + n, 1);
+}
+
+/* Q = J^T e_z Fz(k, c, R, p, v) */
+void mbd_tyre_contact_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                            double* dQ) {
+  const int a = m->force_lvec[2 * i];
+  double p[3], v[3], dp[3], dv[3];
+  mb_tyre_force t;
+  mb_lvec_eval(m, a, d->q, p), mb_lvec_rate(m, a, d->qd, v);
+  mb_lvec_eval(dm, a, d->q, dp), mb_lvec_rate(dm, a, d->qd, dv);
+  mb_tyre_eval(m, i, p, v, &t);
+  double dF = t.dkcr[0] * dm->force_k[i] + t.dkcr[1] * dm->force_c[i] +
+              t.dkcr[2] * dm->force_l0[i] + mbu_dot3(t.dp, dp) + mbu_dot3(t.dv, dv);
+  const double w[3] = {0, 0, dF}, F[3] = {0, 0, t.Fz};
+  mb_lvec_add_jtw(m, a, 1, w, dQ);
+  mb_lvec_add_jtw(dm, a, 1, F, dQ);
 }
