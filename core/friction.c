@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "chain.h"
 
 /* smoothing of the absolute values of the normal force's components, N */
 #define MB_FRICTION_EPS 1e-6
@@ -180,37 +180,59 @@ static void friction_law(const mb_model* m, int j, const double* F, const double
   }
 }
 
-int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
-                                 double (*w)[3], double* value, double* rate) {
-  const int* meas = m->joint_measure + 6 * j;
-  double v[3][3], r[3][3];
-  if (coord == MB_COORD_ANGLE) {
-    /* theta = atan2(s, c), s = x2 . y1, c = x2 . x1 */
-    for (int k = 0; k < 3; k++) {
-      lv[k] = meas[k];
-      mb_lvec_eval(m, lv[k], d->q, v[k]);
-      mb_lvec_rate(m, lv[k], d->qd, r[k]);
-    }
-    const double s = mbu_dot3(v[0], v[1]), c = mbu_dot3(v[0], v[2]), n = s * s + c * c;
-    for (int k = 0; k < 3; k++) {
-      w[0][k] = (c * v[1][k] - s * v[2][k]) / n;
-      w[1][k] = c * v[0][k] / n;
-      w[2][k] = -s * v[0][k] / n;
-    }
-    *value = atan2(s, c);
-    *rate = mbu_dot3(w[0], r[0]) + mbu_dot3(w[1], r[1]) + mbu_dot3(w[2], r[2]);
-    return 3;
+/* rate a of joint j's friction: a joint coordinate's rate, or component a of the angular velocity
+   of marker 2's frame less marker 1's */
+static void friction_rate_chain(mb_chain* c, int j, int a) {
+  const mb_model* m = c->m;
+  const int coord = mb_friction_coordinate(m, j, a);
+  if (coord >= 0) {
+    mb_chain_joint(c, j, coord, 1);
+    return;
   }
-  /* s = (r2 - r1) . z1 */
-  for (int k = 0; k < 2; k++) {
-    lv[k] = meas[3 + k];
-    mb_lvec_eval(m, lv[k], d->q, v[k]);
-    mb_lvec_rate(m, lv[k], d->qd, r[k]);
+  for (int side = 0; side < 2; side++) {
+    int E[3];
+    mb_marker_frame(m, m->joint_marker[2 * j + side], E);
+    mb_chain_frame_angular_velocity(c, E, side ? 1 : -1, a);
   }
-  for (int k = 0; k < 3; k++) w[0][k] = v[1][k], w[1][k] = v[0][k];
-  *value = mbu_dot3(v[0], v[1]);
-  *rate = mbu_dot3(w[0], r[0]) + mbu_dot3(w[1], r[1]);
-  return 2;
+}
+
+void mbd_friction_rate_partials(const mb_model* m, const mb_data* d, int j, int a, double s,
+                                double* dq, double* g) {
+  mb_chain c = {m, d, s, dq, g, NULL, NULL, 0, NULL, NULL, NULL};
+  friction_rate_chain(&c, j, a);
+}
+
+void mbd_friction_rate_hessian_mul(const mb_model* m, const mb_data* d, int j, int a,
+                                   const double* x, int transposed, double s, double* y) {
+  /* the rate x_a = g_a . qd at qd = x has d x_a / dq = (dg_a/dq)^T x; the angular velocity's
+     dg_a/dq is skew */
+  mb_data at = *d;
+  at.qd = (double*)x;
+  const int skew = mb_friction_coordinate(m, j, a) < 0 && !transposed;
+  mb_chain c = {m, &at, skew ? -s : s, y, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+  friction_rate_chain(&c, j, a);
+}
+
+void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, int a, const double* mult,
+                           const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
+                           const mb_model* dm, double* dparam) {
+  mb_chain c = {m, d, 0, dq, dqd, NULL, dm, 0, NULL, dlam, mult};
+  /* through the joint's rates */
+  for (int b = 0; b < f->n; b++) {
+    if (f->slope[a][b] == 0) continue;
+    c.scale = s * f->slope[a][b];
+    friction_rate_chain(&c, j, b);
+  }
+  /* through the reaction in marker 2's frame */
+  for (int k = 0; k < 6; k++) {
+    if (f->d_reaction[a][k] == 0) continue;
+    c.scale = s * f->d_reaction[a][k];
+    mb_chain_reaction(&c, j, 1, k >= 3, k % 3);
+  }
+  /* through the friction data */
+  c.scale = s;
+  for (int k = 0; dm && k < 8; k++) mb_chain_param(&c, f->d_data[a][k] * dm->joint_fric[8 * j + k]);
+  if (dparam) *dparam += c.dp;
 }
 
 static void joint_gradient_param(const mb_model* m, const mb_model* dm, const mb_data* d, int j,

@@ -171,6 +171,11 @@ void mb_frame_angular_velocity(const mb_model* m, const int* E, const double* q,
    its Jacobians into jac (may be NULL); its length and tension (may be NULL); the power of its
    damper and constant force, W; its elastic energy, J; dQ += its explicit parameter derivative
    along the tangent model dm */
+typedef struct mb_spring_state {
+  double d[3], dd[3], u[3], length, rate; /* d = r2 - r1, its rate, |d|, d / |d|, d|d|/dt */
+} mb_spring_state;
+void mb_spring_eval(const mb_model* m, int i, const double* q, const double* qd,
+                    mb_spring_state* s);
 void mb_spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac);
 double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension);
 double mb_spring_damper_power(const mb_model* m, const mb_data* d, int i);
@@ -268,7 +273,7 @@ static inline int mb_friction_coordinate(const mb_model* m, int j, int a) {
 
 /* The gradient of joint j's coordinate `coord` (mb_coord_type) as weights of linear vectors:
    d coordinate / dq = sum over the n returned of J_lv[a]^T w[a] (lv, w: 3 each); with the
-   coordinate's value and rate. */
+   coordinate's value and rate (chain.c). */
 int mb_joint_coordinate_gradient(const mb_model* m, const mb_data* d, int j, int coord, int* lv,
                                  double (*w)[3], double* value, double* rate);
 
@@ -294,19 +299,19 @@ void mb_friction_eval(const mb_model* m, const mb_data* d, int j, const double* 
 /* The partials of F_a, joint j's friction on its rate a (f from mb_friction_eval at the state of
    d and the multipliers mult; NULL: mb_reaction_multiplier) times s: added to dq (with respect to
    q at fixed qd and multipliers), dqd and dlam (nq, nq, ncon; each may be NULL); with a tangent
-   model dm, its explicit derivative along dm's parameter added to *dparam (sensor_partials.c). */
+   model dm, its explicit derivative along dm's parameter added to *dparam. */
 void mbd_friction_partials(const mb_model* m, const mb_data* d, int j, int a, const double* mult,
                            const mb_friction* f, double s, double* dq, double* dqd, double* dlam,
                            const mb_model* dm, double* dparam);
 
 /* Rate a of joint j's friction, x_a = g_a . qd: s dx_a/dq added to dq and s g_a to g (either may
-   be NULL; sensor_partials.c). */
+   be NULL). */
 void mbd_friction_rate_partials(const mb_model* m, const mb_data* d, int j, int a, double s,
                                 double* dq, double* g);
 
 /* y (nq) += s (dg_a/dq) x, or its transpose, for the gradient g_a of rate a of joint j's friction
    (a joint coordinate's Hessian, symmetric; skew for the spherical joint's angular velocity;
-   sensor_partials.c). */
+   through chain.c). */
 void mbd_friction_rate_hessian_mul(const mb_model* m, const mb_data* d, int j, int a,
                                    const double* x, int transposed, double s, double* y);
 

@@ -7,12 +7,8 @@
 #include "structure.h"
 
 /* spring geometry: d = r2 - r1, length, unit direction, rate of d and of the length */
-typedef struct spring_state {
-  double d[3], dd[3], u[3], length, rate;
-} spring_state;
-
-static void spring_eval(const mb_model* m, int i, const double* q, const double* qd,
-                        spring_state* s) {
+void mb_spring_eval(const mb_model* m, int i, const double* q, const double* qd,
+                    mb_spring_state* s) {
   const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
   double ra[3], rb[3], va[3], vb[3];
   mb_lvec_eval(m, a, q, ra);
@@ -27,14 +23,14 @@ static void spring_eval(const mb_model* m, int i, const double* q, const double*
   s->rate = mbu_dot3(s->u, s->dd);
 }
 
-static double spring_tension(const mb_model* m, int i, const spring_state* s) {
+static double spring_tension(const mb_model* m, int i, const mb_spring_state* s) {
   return m->force_k[i] * (s->length - m->force_l0[i]) + m->force_c[i] * s->rate + m->force_f0[i];
 }
 
 void mb_spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* jac) {
   const int a = m->force_lvec[2 * i], b = m->force_lvec[2 * i + 1];
-  spring_state s;
-  spring_eval(m, i, d->q, d->qd, &s);
+  mb_spring_state s;
+  mb_spring_eval(m, i, d->q, d->qd, &s);
   const double f = spring_tension(m, i, &s);
   /* tension pulls the points together: Q = -f J_d^T u */
   mb_lvec_add_jtw(m, b, -f, s.u, d->force);
@@ -65,21 +61,21 @@ void mb_spring_force(const mb_model* m, mb_data* d, int i, const mb_jacobian* ja
 }
 
 double mb_spring_length(const mb_model* m, const mb_data* d, int i, double* tension) {
-  spring_state s;
-  spring_eval(m, i, d->q, d->qd, &s);
+  mb_spring_state s;
+  mb_spring_eval(m, i, d->q, d->qd, &s);
   if (tension) *tension = spring_tension(m, i, &s);
   return s.length;
 }
 
 double mb_spring_damper_power(const mb_model* m, const mb_data* d, int i) {
-  spring_state s;
-  spring_eval(m, i, d->q, d->qd, &s);
+  mb_spring_state s;
+  mb_spring_eval(m, i, d->q, d->qd, &s);
   return (m->force_c[i] * s.rate + m->force_f0[i]) * s.rate;
 }
 
 double mb_spring_elastic_energy(const mb_model* m, const mb_data* d, int i) {
-  spring_state s;
-  spring_eval(m, i, d->q, d->qd, &s);
+  mb_spring_state s;
+  mb_spring_eval(m, i, d->q, d->qd, &s);
   double stretch = s.length - m->force_l0[i];
   return 0.5 * m->force_k[i] * stretch * stretch;
 }
