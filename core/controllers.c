@@ -1,56 +1,12 @@
-/* PID controllers as force elements. Each controller owns a block of coordinates w of unit mass,
-   driven by its error: w'' = e, so that z = w' is the integral of e and the Newmark rule
-   integrates it with the mechanics; forward and adjoint sensitivities then cover the controller
-   states with no special case. The control u = kp e + ki z + kd de/dt (optionally U tanh(u/U))
-   acts through a force at a marker or a torque on a body; e = r(t) - sum_j w_j s_j over output
-   columns, and de/dt comes from the sensors' rates, not from differencing. */
-#include <math.h>
+/* PID controllers as force elements (their signals: controller_signals.c). Each controller owns a
+   block of coordinates w of unit mass, driven by its error: w'' = e, so that z = w' is the integral
+   of e and the Newmark rule integrates it with the mechanics; forward and adjoint sensitivities
+   then cover the controller states with no special case. The control u = kp e + ki z + kd de/dt
+   (optionally U tanh(u/U)) acts through a force at a marker or a torque on a body; e = r(t) - sum_j
+   w_j s_j over output columns, and de/dt comes from the sensors' rates, not from differencing. */
 #include <string.h>
 
 #include "internal.h"
-#include "mbopt/sensitivity.h"
-
-/* error, its rate and control of controller i at the state of d; with e_q etc. (nq each, may be
-   NULL) the partials of e and de/dt */
-typedef struct ctrl_state {
-  double e, edot, z, raw, u, slope; /* slope: du/draw of the saturation */
-} ctrl_state;
-
-static ctrl_state controller_eval(const mb_model* m, const mb_data* d, int i, double* e_q,
-                                  double* e_qd, double* edot_qd) {
-  const int nq = m->nq;
-  const double* gain = m->ctrl_gain + 4 * i;
-  ctrl_state s;
-  double r = 0, rd = 0;
-  if (m->ctrl_ref[i] >= 0) mb_func_eval(m, m->ctrl_ref[i], d->t, &r, &rd, NULL);
-  s.e = r, s.edot = rd;
-  if (e_q) memset(e_q, 0, sizeof(double) * nq);
-  if (e_qd) memset(e_qd, 0, sizeof(double) * nq);
-  if (edot_qd) memset(edot_qd, 0, sizeof(double) * nq);
-  double* sq = d->ctrl_work;
-  double* sqd = d->ctrl_work + nq;
-  for (int k = m->ctrl_termadr[i]; k < m->ctrl_termadr[i] + m->ctrl_termnum[i]; k++) {
-    const double w = m->cterm_weight[k];
-    double value = mbd_output_partials(m, d, m->cterm_column[k], sq, sqd, NULL);
-    double rate = 0;
-    for (int j = 0; j < nq; j++) rate += sq[j] * d->qd[j];
-    s.e -= w * value;
-    s.edot -= w * rate; /* position outputs only when kd is used (checked by the compiler) */
-    for (int j = 0; j < nq; j++) {
-      if (e_q) e_q[j] -= w * sq[j];
-      if (e_qd) e_qd[j] -= w * sqd[j];
-      if (edot_qd) edot_qd[j] -= w * sq[j];
-    }
-  }
-  s.z = d->qd[m->ctrl_qadr[i]];
-  s.raw = gain[0] * s.e + gain[1] * s.z + gain[2] * s.edot;
-  s.u = s.raw, s.slope = 1;
-  if (gain[3] > 0) {
-    double th = tanh(s.raw / gain[3]);
-    s.u = gain[3] * th, s.slope = 1 - th * th;
-  }
-  return s;
-}
 
 /* the actuator: Q += u b with b its generalised direction; its Jacobian -u db/dq into jac (may be
    NULL) */
@@ -93,8 +49,8 @@ void mb_controller_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac)
   for (int i = 0; i < m->nctrl; i++) {
     const double* gain = m->ctrl_gain + 4 * i;
     const int w = m->ctrl_qadr[i];
-    ctrl_state s =
-        controller_eval(m, d, i, jac ? e_q : NULL, jac ? e_qd : NULL, jac ? edot_qd : NULL);
+    mb_controller_state s =
+        mb_controller_eval(m, d, i, jac ? e_q : NULL, jac ? e_qd : NULL, jac ? edot_qd : NULL);
     actuate(m, d, i, s.u, jac);
     d->force[w] += s.e; /* w'' = e */
     if (!jac) continue;
@@ -115,66 +71,14 @@ void mb_controller_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac)
   }
 }
 
-double mb_controller_error(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd) {
-  ctrl_state s = controller_eval(m, d, i, dq, dqd, NULL);
-  return s.e;
-}
-
-double mb_controller_output(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd) {
-  const int nq = m->nq;
-  const double* gain = m->ctrl_gain + 4 * i;
-  mb_data* scratch = (mb_data*)d; /* only the controller scratch is written */
-  double *e_q = scratch->ctrl_work + 2 * nq, *e_qd = scratch->ctrl_work + 3 * nq;
-  double* edot_qd = scratch->ctrl_work + 4 * nq;
-  ctrl_state s = controller_eval(m, d, i, e_q, e_qd, edot_qd);
-  for (int j = 0; j < nq; j++) {
-    if (dq) dq[j] = s.slope * gain[0] * e_q[j];
-    if (dqd) dqd[j] = s.slope * (gain[0] * e_qd[j] + gain[2] * edot_qd[j]);
-  }
-  if (dqd) dqd[m->ctrl_qadr[i]] += s.slope * gain[1];
-  return s.u;
-}
-
-/* explicit parameter derivatives of e, de/dt and u of controller i */
-static void controller_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
-                             const ctrl_state* s, double* de, double* du) {
-  const double *gain = m->ctrl_gain + 4 * i, *dgain = dm->ctrl_gain + 4 * i;
-  double dr = 0, drd = 0, dedot;
-  if (m->ctrl_ref[i] >= 0) mbd_func_param(m, dm, m->ctrl_ref[i], d->t, &dr, &drd, NULL);
-  *de = dr, dedot = drd;
-  for (int k = m->ctrl_termadr[i]; k < m->ctrl_termadr[i] + m->ctrl_termnum[i]; k++) {
-    const int col = m->cterm_column[k];
-    *de -= m->cterm_weight[k] * mbd_output_param(m, dm, d, col);
-    if (m->cterm_lvec[k] >= 0) {
-      double v[3];
-      mb_lvec_rate(dm, m->cterm_lvec[k], d->qd, v);
-      dedot -= m->cterm_weight[k] * v[m->cterm_comp[k]];
-    }
-  }
-  double draw =
-      dgain[0] * s->e + gain[0] * *de + dgain[1] * s->z + dgain[2] * s->edot + gain[2] * dedot;
-  *du = s->slope * draw;
-  if (gain[3] > 0) {
-    const double x = s->raw / gain[3], th = tanh(x);
-    *du += dgain[3] * (th - x * (1 - th * th));
-  }
-}
-
-double mbd_controller_error_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i) {
-  ctrl_state s = controller_eval(m, d, i, NULL, NULL, NULL);
-  double de, du;
-  controller_param(m, dm, d, i, &s, &de, &du);
-  return de;
-}
-
 void mbd_controllers_param(const mb_model* m, const mb_model* dm, const mb_data* d, double* dQ) {
   const int nq = m->nq;
   mb_data* scratch = (mb_data*)d; /* only the controller scratch and a borrowed force array */
   double* b = scratch->ctrl_work + 5 * nq;
   for (int i = 0; i < m->nctrl; i++) {
-    ctrl_state s = controller_eval(m, d, i, NULL, NULL, NULL);
+    mb_controller_state s = mb_controller_eval(m, d, i, NULL, NULL, NULL);
     double de, du;
-    controller_param(m, dm, d, i, &s, &de, &du);
+    mbd_controller_state_param(m, dm, d, i, &s, &de, &du);
     actuator_direction(m, scratch, i, b);
     for (int j = 0; j < nq; j++) dQ[j] += du * b[j];
     dQ[m->ctrl_qadr[i]] += de;
@@ -190,17 +94,10 @@ void mbd_controllers_param(const mb_model* m, const mb_model* dm, const mb_data*
   }
 }
 
-double mbd_controller_output_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i) {
-  ctrl_state s = controller_eval(m, d, i, NULL, NULL, NULL);
-  double de, du;
-  controller_param(m, dm, d, i, &s, &de, &du);
-  return du;
-}
-
 double mb_controller_power(const mb_model* m, mb_data* d) {
   double power = 0, *b = d->ctrl_work + 5 * m->nq;
   for (int i = 0; i < m->nctrl; i++) {
-    ctrl_state s = controller_eval(m, d, i, NULL, NULL, NULL);
+    mb_controller_state s = mb_controller_eval(m, d, i, NULL, NULL, NULL);
     actuator_direction(m, d, i, b);
     for (int j = 0; j < m->nq; j++) power += s.u * b[j] * d->qd[j];
   }

@@ -226,6 +226,17 @@ void mbd_body_torque_param(const mb_model* m, const mb_model* dm, const mb_data*
    their Jacobians into jac (may be NULL); the output u of controller i with its partials (dq, dqd
    may be NULL); parameter derivatives; the power of their actuators */
 void mb_controller_forces(const mb_model* m, mb_data* d, const mb_jacobian* jac);
+/* the state of controller i at the state of d: error, its rate, integral, control before and
+   after the saturation, and the saturation's slope du/draw; with e_q, e_qd, edot_qd (nq each, may
+   be NULL) the partials of e and de/dt; the explicit parameter derivatives de, du of its error
+   and control along the tangent model dm (controller_signals.c) */
+typedef struct mb_controller_state {
+  double e, edot, z, raw, u, slope;
+} mb_controller_state;
+mb_controller_state mb_controller_eval(const mb_model* m, const mb_data* d, int i, double* e_q,
+                                       double* e_qd, double* edot_qd);
+void mbd_controller_state_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i,
+                                const mb_controller_state* s, double* de, double* du);
 double mb_controller_output(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
 double mb_controller_error(const mb_model* m, const mb_data* d, int i, double* dq, double* dqd);
 double mbd_controller_error_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i);
