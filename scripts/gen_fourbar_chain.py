@@ -43,7 +43,7 @@ of degrees of freedom jumps from 1 to N+1 (the specification says so); the const
 then loses N of its 2N+1 rows of rank. The chain falls from the vertical and first gets there
 near t = 0.715 s (slightly depending on N). mbopt passes it with the default settings: the
 Newton iteration raises the penalty of the steps next to it and accepts the positions once they
-stop moving (core/ali3p.c). tests/test_iftomm.c runs N = 2 and N = 40 over the 20 s against the
+stop moving (core/natural/ali3p.c). tests/test_iftomm.c runs N = 2 and N = 40 over the 20 s against the
 parallelogram motion in one angle (tests/reference/iftomm_reference.c).
 
 Model in mbopt terms (natural coordinates): ground markers A0..AN; bodies crank0..crankN

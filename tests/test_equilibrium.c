@@ -1,4 +1,4 @@
-/* The static equilibrium of the initial configuration (core/equilibrium.c, and in joint
+/* The static equilibrium of the initial configuration (core/natural/equilibrium.c, and in joint
    coordinates core/joint/joint_equilibrium.c):
    - a planar quarter-car on a tyre spring against its closed-form equilibrium, and the gradients
      of the body height by both sensitivity methods against the closed-form derivatives, in both

@@ -1,4 +1,4 @@
-/* Joint friction (core/friction.c) against closed forms:
+/* Joint friction (core/elements/friction.c) against closed forms:
    - a block on an incline (prismatic joint): below the static coefficient it creeps slower than
      the transition velocity; beyond it slides with the Coulomb acceleration g (sin t - mu_d cos t),
      on the normal force m g cos t; the energy balance closes on the friction's work;

@@ -1,5 +1,5 @@
-/* Partial derivatives of every output column and every functional (core/sensor_partials.c,
-   core/functionals.c) against central differences, at random states of models that use every
+/* Partial derivatives of every output column and every functional (core/outputs/sensor_partials.c,
+   core/outputs/functionals.c) against central differences, at random states of models that use every
    sensor type, every term shape and every kind of reference:
    - d/dq, d/dqd, d/dqdd of each output column against differences of its value, grouped by
      sensor type; the values agree with mb_sensors, angles follow the unwrapped branch of d->out;

@@ -1,4 +1,4 @@
-/* Joint reactions (core/reactions.c) against closed forms that do not use the multipliers:
+/* Joint reactions (core/model/reactions.c) against closed forms that do not use the multipliers:
    - a uniform rod falling about a pin: the force on the rod is m a_G - m g, with a_G from the
      simulated angle and rate and the angular acceleration of the equation of motion, and a pin
      transmits no torque;

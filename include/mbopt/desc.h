@@ -36,7 +36,7 @@ typedef struct mb_real {
 #define MB_EXPR_MAX_DEPTH 64 /* nesting of parentheses and signs */
 
 typedef struct mb_expr_op {
-  int code;     /* what the step does (core/expr.c) */
+  int code;     /* what the step does (core/model/expr.c) */
   int param;    /* a parameter's value: its index */
   double value; /* a number */
 } mb_expr_op;
@@ -354,7 +354,7 @@ typedef struct mb_settings {
   double penalty;             /* alpha, augmented Lagrangian penalty */
   int penalty_auto;           /* 1 (default): a constraint whose c_i = alpha beta h^2 / m (m the
                                  mass it moves) is below 1e2 has its penalty raised to c_i = 1e2
-                                 (core/compile.c); 0, when the model sets alpha: the scale only
+                                 (core/natural/compile.c); 0, when the model sets alpha: the scale only
                                  lowers c_i to 1e4 */
   double tol_newton;          /* convergence of ||dq||_inf per Newton iteration, m */
   double tol_constraint;      /* convergence of ||Phi||_inf */
@@ -368,7 +368,7 @@ typedef struct mb_settings {
   double tol_assembly;        /* initial assembly residual */
   int max_assembly;           /* initial assembly iterations (and static equilibrium ones) */
   int equilibrium;            /* 1: the initial positions are the static equilibrium under the
-                                 prescribed initial values (core/equilibrium.c) */
+                                 prescribed initial values (core/natural/equilibrium.c) */
   int linear_solver;          /* mb_linear_solver */
   int refresh_each_iteration; /* 1: the Newton matrix refactorised at every iteration (Newton's
                                  method), 0: once per step, then chord iterations while they

@@ -235,8 +235,8 @@ void sens_free(sens_ws* ws) {
   if (!ws) return;
   sens_point_free(&ws->pt);
   if (ws->dm)
-    for (int k = 0; k < ws->p; k++) mb_model_free(ws->dm[k]);
-  mb_model_free(ws->zero);
+    for (int k = 0; k < ws->p; k++) mb_model_free_natural(ws->dm[k]);
+  mb_model_free_natural(ws->zero);
   free(ws->dm);
   free(ws->qr);
   free(ws->con_dep);
@@ -280,7 +280,7 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
   for (int j = 0; j < m->nfterm; j++)
     ws->reads_lambda |= mb_output_reads_multipliers(m, m->fterm_column[j]);
   ws->zero = p > 0 ? mb_model_zero_clone(m) : NULL;
-  mb_data* probe = p > 0 ? mb_data_create(m) : NULL;
+  mb_data* probe = p > 0 ? mb_data_create_natural(m) : NULL;
   if (p > 0 && !probe) {
     sens_free(ws);
     mb_error_set(err, MB_ERR_MEMORY, "sensitivity: out of memory");
@@ -291,7 +291,7 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
     const int param = mb_desc_gradient_param(desc, k);
     ws->dm[k] = ws->zero ? mbd_function_tangent(desc, m, ws->zero, param) : NULL;
     if (!ws->dm[k] && mbd_model_tangent(desc, m, param, &ws->dm[k], err) != MB_OK) {
-      mb_data_free(probe);
+      mb_data_free_natural(probe);
       sens_free(ws);
       return NULL;
     }
@@ -299,7 +299,7 @@ sens_ws* sens_create(const mb_desc* desc, const mb_model* m, int p, mb_error* er
     activity_window(m, ws, k);
     functional_dependence(m, ws, probe, k);
   }
-  mb_data_free(probe);
+  mb_data_free_natural(probe);
   ws->active = ws->order + np;
   order_by_window(ws);
   return ws;

@@ -491,9 +491,9 @@ static int second_point(const mb_model* m, sens_point* pt) {
       m->nq >= MB_THREADED_MIN_COORDINATES && sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
   const int threads = m->opt.threads ? m->opt.threads : by_default;
   if (threads < 2) return 0;
-  mb_data* d = mb_data_create(m);
+  mb_data* d = mb_data_create_natural(m);
   if (!d || sens_point_init(m, pt, d) != 0) {
-    mb_data_free(d);
+    mb_data_free_natural(d);
     return -1;
   }
   return 0;
@@ -602,7 +602,7 @@ mb_status mb_natural_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d,
 out_of_memory:
   st = mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory");
 done:
-  mb_data_free(pt1.d);
+  mb_data_free_natural(pt1.d);
   sens_point_free(&pt1);
   mb_step_start_free(&start);
   if (memory) *memory = tp.bytes;
