@@ -185,8 +185,8 @@ int main(void) {
   reactions(&t, "tests/models/ok/reactions_planar.json", 1e-6);
   reactions(&t, "tests/models/ok/reactions_spatial.json", 1e-4);
   substeps(&t);
-  kept_matrix(&t, "problems/fivebar.json", 0, 1e-8);
-  kept_matrix(&t, "problems/vehicle/step_descent.json", 2.3, 1e-8);
-  kept_matrix(&t, "problems/control/pendulum_pid.json", 0, 1e-8);
+  kept_matrix(&t, "problems/fivebar.json", 0, 1e-9);
+  kept_matrix(&t, "problems/vehicle/step_descent.json", 2.3, 1e-9);
+  kept_matrix(&t, "problems/control/pendulum_pid.json", 0, 1e-9);
   return mbt_finish(&t);
 }
