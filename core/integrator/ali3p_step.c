@@ -47,8 +47,8 @@ static void newmark_rates(const mb_stepper* s) {
    by MB_KEPT_RATE or better and the step converged in one iteration with a new matrix (the
    prediction was within the tolerance: the motion is smooth at this step size), or in at most
    MB_KEPT_ITERATIONS with a kept one; otherwise a new matrix costs less than the iterations it
-   saves (the five-bar, whose steps all need two Newton iterations, keeps none). Iterations with an
-   earlier step's matrix converge linearly from the prediction, so they stop only when their
+   saves (the five-bar, whose steps nearly all need two Newton iterations, keeps few). Iterations
+   with an earlier step's matrix converge linearly from the prediction, so they stop only when their
    estimated distance to the solution, rate |dq| (the step's first iteration: the matrix's last
    measured rate), is MB_KEPT_ERROR of the tolerance: the accelerations, q / (beta h^2) - hat_a,
    amplify what is left in q by 4 / h^2 (stopped at the tolerance itself, the step descent's and
