@@ -593,9 +593,9 @@ double mb_balance_held_row(const mb_model* m, int i, const double* q, double* ro
    sets, which get and put read and write. */
 typedef struct mb_balance_problem {
   int n, nx;
-  double scale; /* force scale */
-  double tol;   /* of the rows held */
-  double* y;    /* (n - nx) the multipliers among the unknowns */
+  double* scale; /* the force scale, the context's own, which eval divides the forces by */
+  double tol;    /* of the rows held */
+  double* y;     /* (n - nx) the multipliers among the unknowns */
   double *F, *A;
   void* ctx;
   void (*eval)(void* ctx, int jacobian); /* F, and A when jacobian */
@@ -608,9 +608,14 @@ typedef struct mb_balance_problem {
   const char* unit;
 } mb_balance_problem;
 
-/* p->y = the multipliers that balance the forces best, [A_xy] y = -F_x / scale, with F and A
-   evaluated at y = 0 and scale 1. */
-mb_status mb_balance_initial_multipliers(const mb_balance_problem* p);
+/* The start of a balance at rest: F and A evaluated with no multipliers and a unit scale, the
+   force scale set to the largest force row (1 when there is none), and p->y = the multipliers that
+   balance the forces best, [A_xy] y = -F_x / scale. */
+mb_status mb_balance_start(const mb_balance_problem* p);
+
+/* Unknown i of a balance of n stays where it is (a held coordinate): its row of F is 0 and, unless
+   A is NULL, its row of A the identity's. */
+void mb_balance_fix(int n, int i, double* F, double* A);
 
 /* Minimum-norm Newton steps, halved while they do not reduce |F|, until the forces balance to
    round-off (1e-10 of the force scale and multipliers) and the rows held to p->tol, then three

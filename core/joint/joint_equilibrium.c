@@ -10,7 +10,6 @@
    hundreds. The Jacobian is the exact tangent of the equations of motion (joint_tangent.c); the
    held values' curvature, mu P_zz, is left out: the held coordinates of a vehicle carry little
    force at rest, and the iteration absorbs the rest. Controller states are held. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +90,7 @@ static void joint_balance_eval(void* ctx, int jacobian) {
       for (int k = 0; k < nz; k++) A[(size_t)k * n + nz + i] = A[(size_t)(nz + i) * n + k] = g[k];
     }
   }
-  for (int k = nt; k < nz; k++) {
-    F[k] = 0;
-    if (!jacobian) continue;
-    memset(A + (size_t)k * n, 0, sizeof(double) * n);
-    A[(size_t)k * n + k] = 1;
-  }
+  for (int k = nt; k < nz; k++) mb_balance_fix(n, k, F, jacobian ? A : NULL);
 }
 
 static void joint_balance_get(void* ctx, double* x) {
@@ -132,7 +126,7 @@ static mb_balance_problem problem(joint_balance* b) {
   /* generalised forces: N along translations, N m about rotations */
   return (mb_balance_problem){b->n,
                               b->nz,
-                              b->scale,
+                              &b->scale,
                               b->jm->aux->opt.tol_assembly,
                               b->y,
                               b->F,
@@ -153,12 +147,8 @@ mb_status mb_joint_equilibrium(const mb_joint_model* jm, mb_joint_data* jd, mb_e
     memset(jd->zd, 0, sizeof(double) * jm->nz);
     memset(jd->zdd, 0, sizeof(double) * jm->nz);
     mb_joint_read_positions(jm, jd);
-    /* the force scale and the multipliers that balance the forces best */
-    joint_balance_eval(&b, 1);
-    const double scale = mbu_norm_inf(b.nz, b.F);
-    b.scale = scale > 0 && isfinite(scale) ? scale : 1;
     const mb_balance_problem p = problem(&b);
-    if ((st = mb_balance_initial_multipliers(&p)) == MB_OK)
+    if ((st = mb_balance_start(&p)) == MB_OK)
       st = mb_balance_solve(&p, jm->aux->opt.max_assembly, &jd->aux->report, err);
   }
   joint_balance_free(&b);

@@ -94,8 +94,8 @@ static void natural_name(void* ctx, int i, char* buf, size_t len);
 
 static mb_balance_problem natural_problem(natural_balance* c) {
   return (mb_balance_problem){
-      c->b->n,      c->m->nq,    c->b->scale, c->m->opt.tol_assembly, c->b->y, c->b->F, c->b->A, c,
-      natural_eval, natural_get, natural_put, natural_name,           "N "};
+      c->b->n,      c->m->nq,    &c->b->scale, c->m->opt.tol_assembly, c->b->y, c->b->F, c->b->A, c,
+      natural_eval, natural_get, natural_put,  natural_name,           "N "};
 }
 
 mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
@@ -103,16 +103,9 @@ mb_status mb_balance_setup(const mb_model* m, mb_data* d, mb_balance* b) {
   d->t = 0;
   memset(d->qd, 0, sizeof(double) * nq);
   memset(d->qdd, 0, sizeof(double) * nq);
-  /* the balance without reactions: its force rows are -Q (0 where held), and its Jacobian's upper
-     right block is [Phi_q^T P_q^T] */
-  b->scale = 1;
-  memset(b->y, 0, sizeof(double) * (b->n - nq));
-  mb_balance_eval(m, d, b, 1);
-  const double scale = mbu_norm_inf(nq, b->F);
-  b->scale = scale > 0 && isfinite(scale) ? scale : 1;
   natural_balance c = {m, d, b};
   const mb_balance_problem p = natural_problem(&c);
-  return mb_balance_initial_multipliers(&p);
+  return mb_balance_start(&p);
 }
 
 /* J (dim rows of nq, row-major) = d v / d q of linear vector lv */
@@ -182,13 +175,15 @@ void mb_balance_eval(const mb_model* m, mb_data* d, mb_balance* b, int jacobian)
       for (int j = 0; j < nq; j++)
         A[(size_t)(nq + r) * n + j] = A[(size_t)j * n + nq + r] = phiq[(size_t)r * nq + j];
   }
-  for (int i = 0; i < nq; i++) {
-    if (!b->held[i]) continue;
-    F[i] = 0;
-    if (!jacobian) continue;
-    memset(A + (size_t)i * n, 0, sizeof(double) * n);
-    A[(size_t)i * n + i] = 1;
-  }
+  for (int i = 0; i < nq; i++)
+    if (b->held[i]) mb_balance_fix(n, i, F, jacobian ? A : NULL);
+}
+
+void mb_balance_fix(int n, int i, double* F, double* A) {
+  F[i] = 0;
+  if (!A) return;
+  memset(A + (size_t)i * n, 0, sizeof(double) * n);
+  A[(size_t)i * n + i] = 1;
 }
 
 /* The name of a body coordinate i belongs to (a point shared by bodies: the first), or NULL. */
@@ -226,8 +221,8 @@ static void natural_name(void* ctx, int i, char* buf, size_t len) {
    the constraint and held rows hold to the assembly tolerance; *force: the largest unbalanced
    force left, N. */
 static int balanced(const mb_balance_problem* p, double* force) {
-  *force = mbu_norm_inf(p->nx, p->F) * p->scale;
-  return *force <= 1e-10 * p->scale * (1 + mbu_norm_inf(p->n - p->nx, p->y)) &&
+  *force = mbu_norm_inf(p->nx, p->F) * *p->scale;
+  return *force <= 1e-10 * *p->scale * (1 + mbu_norm_inf(p->n - p->nx, p->y)) &&
          mbu_norm_inf(p->n - p->nx, p->F + p->nx) <= p->tol;
 }
 
@@ -253,7 +248,7 @@ static mb_status not_found(const mb_balance_problem* p, int iterations, mb_error
                       "of %.3g %safter %d iteration%s); a motion that nothing resists (a body "
                       "without support, a vehicle on a slope) has no equilibrium: hold its "
                       "coordinate with an entry of \"initial\"",
-                      what, fabs(p->F[worst]) * p->scale, p->unit, p->scale, p->unit, iterations,
+                      what, fabs(p->F[worst]) * *p->scale, p->unit, *p->scale, p->unit, iterations,
                       s);
 }
 
@@ -309,8 +304,15 @@ mb_status mb_balance_status(mb_status st, mb_error* err) {
   return st;
 }
 
-mb_status mb_balance_initial_multipliers(const mb_balance_problem* p) {
+mb_status mb_balance_start(const mb_balance_problem* p) {
   const int nx = p->nx, n = p->n, ny = n - nx;
+  /* the balance without reactions: its force rows are -Q (0 where held), and its Jacobian's upper
+     right block holds the gradients of the constraints and of the held values */
+  *p->scale = 1;
+  memset(p->y, 0, sizeof(double) * ny);
+  p->eval(p->ctx, 1);
+  const double scale = mbu_norm_inf(nx, p->F);
+  *p->scale = scale > 0 && isfinite(scale) ? scale : 1;
   if (ny == 0) return MB_OK;
   const int ld = nx > ny ? nx : ny;
   double* G = malloc(sizeof(double) * ((size_t)nx * ny + 1));
@@ -319,7 +321,7 @@ mb_status mb_balance_initial_multipliers(const mb_balance_problem* p) {
   if (G && rhs) {
     for (int i = 0; i < nx; i++) {
       memcpy(G + (size_t)i * ny, p->A + (size_t)i * n + nx, sizeof(double) * ny);
-      rhs[i] = -p->F[i] / p->scale;
+      rhs[i] = -p->F[i] / *p->scale;
     }
     st = mbu_least_squares_rows(nx, ny, 1, G, rhs, ld, NULL);
     if (st == MB_OK) memcpy(p->y, rhs, sizeof(double) * ny);
