@@ -516,6 +516,7 @@ static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, con
   double* z = calloc(3 * (size_t)nz + 1, sizeof(double));
   double *zd = z + nz, *zdd = zd + nz;
   double* zp = calloc(3 * (size_t)nz + 1, sizeof(double));
+  double* along = calloc(3 * (size_t)nz + 1, sizeof(double));
   double* v = calloc(16 * (size_t)nq + 4 * (size_t)nz + 3 * (size_t)aux->nelem + 1, sizeof(double));
   double *w = v, *x0 = w + nq, *xp = x0 + 3 * nq, *xm = xp + 3 * nq, *dx = xm + 3 * nq;
   double *rt = dx + 3 * nq, *rp = rt + nz, *rm = rp + nz, *dr = rm + nz;
@@ -528,10 +529,11 @@ static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, con
     mb_tree_spatial* sp = mb_tree_spatial_create(t);
     double err[4] = {0, 0, 0, 0}, scale[4] = {0, 0, 0, 0};
     /* directions: each coordinate's position, rate and acceleration, then each body's inboard
-       and outboard frame along a random shift, then the elements' local values */
-    const int ndir = 3 * nz + 2 * nb + 1;
+       and outboard frame along a random shift, then the elements' local values, then every
+       coordinate, rate and acceleration at once along random vectors */
+    const int ndir = 3 * nz + 2 * nb + 2;
     for (int k = 0; k < ndir; k++) {
-      mb_tree_direction dir = {-1, 0, 0, 0, 0, 0, {0, 0, 0}};
+      mb_tree_direction dir = {.coord = -1, .body = -1};
       double* frame = NULL;
       double shift_local[3] = {0, 0, 0};
       int local = 0;
@@ -544,9 +546,12 @@ static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, con
         dir.body = b, dir.outboard = out;
         frame = (out ? t->outboard : t->inboard) + 12 * b + 9;
         for (int r = 0; r < t->dim; r++) shift_local[r] = rnd(&seed);
-      } else {
+      } else if (k < 3 * nz + 2 * nb + 1) {
         local = 1;
         for (int i = 0; i < 3 * aux->nelem; i++) dlocal[i] = rnd(&seed);
+      } else {
+        for (int i = 0; i < 3 * nz; i++) along[i] = rnd(&seed);
+        dir.dz = along, dir.dzd = along + nz, dir.dzdd = along + 2 * nz;
       }
       /* the frame's global shift at the state: inboard A_parent u, outboard -A_body u */
       natural_state(t, st, aux, z, zd, zdd, w, x0, rt);
@@ -566,6 +571,7 @@ static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, con
         const double e = side ? -h : h;
         memcpy(zp, z, 3 * (size_t)nz * sizeof(double));
         if (dir.coord >= 0) zp[dir.coord + nz * (k / nz)] += e;
+        for (int i = 0; dir.dz && i < 3 * nz; i++) zp[i] += e * along[i];
         for (int r = 0; frame && r < 3; r++) frame[r] += e * shift_local[r];
         for (int i = 0; local && i < 3 * aux->nelem; i++) aux->elem_local[i] += e * dlocal[i];
         natural_state(t, st, aux, zp, zp + nz, zp + 2 * nz, w, side ? xm : xp, side ? rm : rp);
@@ -591,7 +597,7 @@ static void check_tangent(mbt_tally* tally, const mb_tree* t, mb_model* aux, con
     mb_tree_spatial_free(sp);
     mb_tree_state_free(st);
   }
-  free(z), free(zp), free(v);
+  free(z), free(zp), free(along), free(v);
 }
 
 /* Loads a model, optionally reverses every joint (marker 1 and 2 swapped), and checks its tree. */

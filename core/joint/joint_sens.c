@@ -119,14 +119,14 @@ static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double*
       const double* d = dp + 6 * b + 3 * side;
       if (d[0] == 0 && d[1] == 0 && d[2] == 0) continue;
       /* inboard: the parent's frame; outboard: the body shifts the other way */
-      mb_tree_direction dir = {-1, 0, 0, 0, b, side, {0, 0, 0}};
+      mb_tree_direction dir = {.coord = -1, .body = b, .outboard = side};
       const int p = side ? b : t->parent[b];
       mbu_mat3_vec(p < 0 ? I3 : js->jd->st->A + 9 * p, d, dir.shift);
       for (int c = 0; side && c < 3; c++) dir.shift[c] = -dir.shift[c];
       add_direction(js, sp, &dir, NULL, dq, dqd, dqdd, w, r);
     }
   if (js->moves_elements[k]) {
-    const mb_tree_direction still = {-1, 0, 0, 0, t->order[0], 0, {0, 0, 0}};
+    const mb_tree_direction still = {.coord = -1, .body = t->order[0]};
     add_direction(js, sp, &still, js->ws->dm[k]->elem_local, dq, dqd, dqdd, w, r);
   }
 }

@@ -81,7 +81,8 @@ void mb_joint_tangent_columns(mb_joint_tangent* js) {
   const size_t nq = js->nq, n = nq * js->nz;
   memset(js->R, 0, 4 * n * sizeof(double)); /* R, Rv, Ra, Rad are contiguous */
   for (int j = 0; j < js->nt; j++) {
-    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}}, zd = {j, 0, 1, 0, 0, 0, {0, 0, 0}};
+    const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1},
+                            zd = {.coord = j, .cv = 1, .body = -1};
     mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &z, NULL, js->R + j * nq,
                             js->Rv + j * nq, js->Ra + j * nq);
     mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &zd, NULL, NULL, NULL,
@@ -143,7 +144,7 @@ void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, do
   const mb_tree* t = jm->tree;
   mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
   for (int j = 0; j < js->nt; j++) {
-    const mb_tree_direction z = {j, 1, 0, 0, 0, 0, {0, 0, 0}};
+    const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1};
     mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &z, js->w, js->R + (size_t)j * js->nq,
                            js->col);
     for (int i = 0; i < js->nt; i++) A[(size_t)j * js->nz + i] += js->col[i];
@@ -200,7 +201,7 @@ void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const do
     double* u = js->u;
     memset(u, 0, nq * sizeof(double));
     if ((int)j < js->nt) {
-      const mb_tree_direction z = {(int)j, 1, 0, 0, 0, 0, {0, 0, 0}};
+      const mb_tree_direction z = {.coord = (int)j, .cz = 1, .body = -1};
       memset(js->v, 0, nq * sizeof(double));
       mb_tree_natural_tangent(t, js->jd->st, js->sy, aux, &z, NULL, NULL, js->v, NULL);
       mb_mass_mul(aux, js->v, 1, u);

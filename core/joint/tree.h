@@ -209,6 +209,8 @@ typedef struct mb_tree_spatial {
   double* dW;      /* (nbody x 6) scratch */
   double *dV, *dA; /* (nbody x 6 each) scratch: the bodies' velocity and acceleration derivatives
                       along a direction */
+  double* sums;    /* (nbody x 24) scratch: a direction's sums over each body's path, the first 6
+                      its displacement twist (tree_tangent.c) */
   unsigned char* moved; /* (nbody) scratch */
 } mb_tree_spatial;
 
@@ -220,15 +222,17 @@ void mb_tree_spatial_free(mb_tree_spatial* sp);
 void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const double* z,
                             const double* zd, const double* zdd, mb_tree_spatial* sp);
 
-/* A direction of the derivatives: coordinate `coord` with its position, rate and acceleration
-   moved by cz, cv and ca; or, coord < 0, the joint frame of body `body` (its inboard frame, or
-   with outboard its outboard frame) translated by `shift` (3, global), which moves the body's
-   subtree. */
+/* A direction of the derivatives, the sum of what is given: coordinate `coord` (-1: none) with
+   its position, rate and acceleration moved by cz, cv and ca; every coordinate's moved by dz, dzd
+   and dzdd (tree nz each, NULL: none); and, body >= 0, the joint frame of body `body` (its
+   inboard frame, or with outboard its outboard frame) translated by `shift` (3, global), which
+   moves the body's subtree. */
 typedef struct mb_tree_direction {
   int coord;
   double cz, cv, ca;
   int body, outboard;
   double shift[3];
+  const double *dz, *dzd, *dzdd;
 } mb_tree_direction;
 
 /* dq, dqd, dqdd (aux nq, each may be NULL, zero on entry) = the derivatives along dir of the

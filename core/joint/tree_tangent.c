@@ -33,27 +33,6 @@ static void add6(const double* x, double s, double* y) {
   for (int r = 0; r < 6; r++) y[r] += s * x[r];
 }
 
-/* The position of coordinate k in its joint's product of exponentials: a joint the tree runs
-   reversed takes its coordinates in the opposite order. */
-static int product_rank(const mb_tree* t, int k) {
-  const int b = t->zbody[k], i = k - t->zadr[b];
-  return t->reversed[b] ? t->znum[b] - 1 - i : i;
-}
-
-/* Whether body b is root or one of its descendants. */
-static int in_subtree(const mb_tree* t, int b, int root) {
-  for (int a = b; a >= 0; a = t->parent[a])
-    if (a == root) return 1;
-  return 0;
-}
-
-/* Whether column k moves with coordinate j (j before k on k's path). */
-static int carried_by(const mb_tree* t, int j, int k) {
-  const int bj = t->zbody[j], bk = t->zbody[k];
-  if (bj == bk) return product_rank(t, j) < product_rank(t, k);
-  return in_subtree(t, bk, bj);
-}
-
 /* The quadruple of Euler parameters coordinate k belongs to, -1 for none. */
 static int euler_block(const mb_tree* t, int k) {
   for (int q = 0; q < t->nnorm; q++)
@@ -99,7 +78,7 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   mb_tree_spatial* sp = calloc(1, sizeof *sp);
   const size_t nz = (size_t)t->nz, nb = (size_t)t->nbody, nn = (size_t)t->nnorm;
   if (!sp) return NULL;
-  sp->S = calloc(42 * nz + 96 * nn + 36 * nb + 1, sizeof(double));
+  sp->S = calloc(42 * nz + 96 * nn + 60 * nb + 1, sizeof(double));
   sp->moved = calloc(nb + 1, 1);
   if (!sp->S || !sp->moved) {
     mb_tree_spatial_free(sp);
@@ -114,7 +93,8 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   sp->W = p, p += 6 * nb;
   sp->dW = p, p += 6 * nb;
   sp->dV = p, p += 6 * nb;
-  sp->dA = p;
+  sp->dA = p, p += 6 * nb;
+  sp->sums = p;
   return sp;
 }
 
@@ -214,80 +194,120 @@ void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const doub
   }
 }
 
-/* What a direction moves: the twist of the poses, the frame it moves with (its velocity Vu and
-   acceleration Au), the rate X of the twist as the frames beyond see it, and the changes Vj, Aj
-   of that frame's own motion (Euler parameters); the bodies it moves get sp->moved set. Returns
-   the root of those bodies. */
-typedef struct direction_source {
-  double S[6], Sd[6], X[6], Vu[6], Au[6], Vj[6], Aj[6];
+/* One term of a direction: a column S moved by cz, its rate by cv and its acceleration by ca,
+   with the terms of the frame it moves with (the fields of mb_tree_spatial at its coordinate:
+   Sd, X, Vu, Au, Vj, Aj). */
+typedef struct direction_term {
+  const double *S, *Sd, *X, *Vu, *Au, *Vj, *Aj;
   double cz, cv, ca;
-} direction_source;
+} direction_term;
 
-static int source_of(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
-                     direction_source* src) {
-  static const double zero[6] = {0, 0, 0, 0, 0, 0};
-  int root;
-  memset(src, 0, sizeof *src);
-  if (dir->coord >= 0) {
-    const int j = dir->coord;
-    root = t->zbody[j];
-    double* dst[] = {src->S, src->Sd, src->X, src->Vu, src->Au, src->Vj, src->Aj};
-    const double* from[] = {sp->S, sp->Sd, sp->X, sp->Vu, sp->Au, sp->Vj, sp->Aj};
-    for (int f = 0; f < 7; f++) memcpy(dst[f], from[f] + 6 * j, 6 * sizeof(double));
-    src->cz = dir->cz, src->cv = dir->cv, src->ca = dir->ca;
-  } else {
-    root = dir->body;
-    const int p = dir->outboard ? root : t->parent[root];
-    memcpy(src->Vu, p < 0 ? zero : sp->V + 6 * p, 6 * sizeof(double));
-    memcpy(src->Au, p < 0 ? zero : sp->A + 6 * p, 6 * sizeof(double));
-    memcpy(src->S, dir->shift, 3 * sizeof(double));
-    motion_cross(src->Vu, src->S, src->Sd);
-    memcpy(src->X, src->Sd, 6 * sizeof(double));
-    src->cz = 1;
-  }
-  for (int b = 0; b < t->nbody; b++) sp->moved[b] = (unsigned char)in_subtree(t, b, root);
-  return root;
+/* The term of coordinate k at the motion sp. */
+static direction_term coordinate_term(const mb_tree_spatial* sp, int k, double cz, double cv,
+                                      double ca) {
+  const size_t o = 6 * (size_t)k;
+  return (direction_term){sp->S + o,  sp->Sd + o, sp->X + o, sp->Vu + o, sp->Au + o,
+                          sp->Vj + o, sp->Aj + o, cz,        cv,         ca};
 }
 
-/* The derivatives dV, dA (6 each) of body b's motion along the source:
-     dV = cz (S x (V - Vu) + Vj) + cv S,
-     dA = cz (S x (A - Au) + X x (V - Vu) + Aj) + cv (Sd + Vj + S x (V - Vu)) + ca S. */
-static void body_tangent(const mb_tree_spatial* sp, const direction_source* src, int b, double* dV,
-                         double* dA) {
-  memset(dV, 0, 6 * sizeof(double));
-  memset(dA, 0, 6 * sizeof(double));
-  if (!sp->moved[b]) return;
-  double D[6], E[6], x[6];
-  for (int r = 0; r < 6; r++)
-    D[r] = sp->V[6 * b + r] - src->Vu[r], E[r] = sp->A[6 * b + r] - src->Au[r];
-  motion_cross(src->S, D, x);
-  add6(x, src->cz, dV);
-  add6(src->Vj, src->cz, dV);
-  add6(src->S, src->cv, dV);
-  add6(x, src->cv, dA);
-  add6(src->Sd, src->cv, dA);
-  add6(src->Vj, src->cv, dA);
-  add6(src->S, src->ca, dA);
-  add6(src->Aj, src->cz, dA);
-  motion_cross(src->S, E, x);
-  add6(x, src->cz, dA);
-  motion_cross(src->X, D, x);
-  add6(x, src->cz, dA);
+/* The moved joint frame's term, with its storage (S, Sd and X, Vu, Au; Vj = Aj = 0): a
+   translation, carried by the frame of the parent (inboard) or of the body (outboard). */
+typedef struct frame_term {
+  double S[6], Sd[6], Vu[6], Au[6];
+} frame_term;
+
+static const double zero6[6] = {0, 0, 0, 0, 0, 0};
+
+static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
+                                    const mb_tree_direction* dir, frame_term* f) {
+  const int p = dir->outboard ? dir->body : t->parent[dir->body];
+  memcpy(f->Vu, p < 0 ? zero6 : sp->V + 6 * p, sizeof f->Vu);
+  memcpy(f->Au, p < 0 ? zero6 : sp->A + 6 * p, sizeof f->Au);
+  memset(f->S, 0, sizeof f->S);
+  memcpy(f->S, dir->shift, 3 * sizeof(double));
+  motion_cross(f->Vu, f->S, f->Sd);
+  return (direction_term){f->S, f->Sd, f->Sd, f->Vu, f->Au, zero6, zero6, 1, 0, 0};
+}
+
+/* sum (24) += what the term adds to the derivatives of the motion of every body it carries:
+   with body_tangent's dV = P x V + CV and dA = P x A + PX x V + CA,
+     P  += cz S,   PX += cz X + cv S,   CV += cz (Vj - S x Vu) + cv S,
+     CA += cz (Aj - S x Au - X x Vu) + cv (Sd + Vj - S x Vu) + ca S,
+   the derivatives along one coordinate (dV = S x (V - Vu) + Vj, ..., file comment) summed. */
+static void add_term(const direction_term* d, double* sum) {
+  if (d->cz == 0 && d->cv == 0 && d->ca == 0) return;
+  double *P = sum, *PX = sum + 6, *CV = sum + 12, *CA = sum + 18, x[6];
+  add6(d->S, d->cz, P);
+  add6(d->X, d->cz, PX);
+  add6(d->S, d->cv, PX);
+  motion_cross(d->S, d->Vu, x);
+  add6(d->Vj, d->cz, CV);
+  add6(x, -d->cz, CV);
+  add6(d->S, d->cv, CV);
+  add6(d->Aj, d->cz, CA);
+  add6(d->Sd, d->cv, CA);
+  add6(d->Vj, d->cv, CA);
+  add6(x, -d->cv, CA);
+  add6(d->S, d->ca, CA);
+  motion_cross(d->S, d->Au, x);
+  add6(x, -d->cz, CA);
+  motion_cross(d->X, d->Vu, x);
+  add6(x, -d->cz, CA);
+}
+
+/* The coefficient of coordinate k in dir (its position's when level 0, rate's 1,
+   acceleration's 2). */
+static double coefficient(const mb_tree_direction* dir, int k, int level) {
+  const double* v[3] = {dir->dz, dir->dzd, dir->dzdd};
+  const double c[3] = {dir->cz, dir->cv, dir->ca};
+  return (v[level] ? v[level][k] : 0) + (k == dir->coord ? c[level] : 0);
+}
+
+/* sp->dP = the displacement twist P of each body along dir, sp->dV and sp->dA the derivatives of
+   its velocity and acceleration, and sp->moved whether dir moves it, from the sums of add_term
+   over the coordinates on each body's path (and the moved frame, from its body on). */
+static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir) {
+  frame_term storage;
+  direction_term frame;
+  if (dir->body >= 0) frame = frame_term_of(t, sp, dir, &storage);
+  for (int o = 0; o < t->nbody; o++) {
+    const int b = t->order[o], p = t->parent[b];
+    double sum[24];
+    if (p < 0)
+      memset(sum, 0, sizeof sum);
+    else
+      memcpy(sum, sp->sums + 24 * p, sizeof sum);
+    if (b == dir->body) add_term(&frame, sum);
+    for (int k = t->zadr[b]; k < t->zadr[b] + t->znum[b]; k++) {
+      const direction_term d = coordinate_term(sp, k, coefficient(dir, k, 0),
+                                               coefficient(dir, k, 1), coefficient(dir, k, 2));
+      add_term(&d, sum);
+    }
+    memcpy(sp->sums + 24 * b, sum, sizeof sum);
+    int moved = 0;
+    for (int r = 0; r < 24 && !moved; r++) moved = sum[r] != 0;
+    sp->moved[b] = (unsigned char)moved;
+    const double *V = sp->V + 6 * b, *A = sp->A + 6 * b;
+    double *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b, x[6];
+    motion_cross(sum, V, dV);
+    add6(sum + 12, 1, dV);
+    motion_cross(sum, A, dA);
+    motion_cross(sum + 6, V, x);
+    add6(x, 1, dA);
+    add6(sum + 18, 1, dA);
+  }
 }
 
 void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                              const mb_model* aux, const mb_tree_direction* dir,
                              const double* dlocal, double* dq, double* dqd, double* dqdd) {
-  direction_source src;
-  source_of(t, sp, dir, &src);
-  double delta[6];
-  for (int r = 0; r < 6; r++) delta[r] = src.cz * src.S[r];
-  for (int b = 0; b < t->nbody; b++) body_tangent(sp, &src, b, sp->dV + 6 * b, sp->dA + 6 * b);
+  body_tangents(t, sp, dir);
   for (int e = 0; e < aux->nelem; e++) {
     /* the elements of bodies the direction leaves, without local values moved: zero */
     if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
     const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
     const double *V = sp->V + 6 * b, *A = sp->A + 6 * b, *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b;
+    const double* delta = sp->sums + 24 * b;
     double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], u[3];
     mb_tree_element_value(s, aux, e, x);
     /* xd = v0 + w x x (vector: w x x) */
@@ -360,29 +380,37 @@ void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_mode
 void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                             const mb_model* aux, const mb_tree_direction* dir, const double* w,
                             const double* dq, double* out) {
-  direction_source src;
-  const int root = source_of(t, sp, dir, &src);
-  const int qj = dir->coord >= 0 ? euler_block(t, dir->coord) : -1;
   /* (R^T w)_k = S_k . W_k over the subtree of k's body: its derivative is dS_k . W_k plus
-     w_k . (the moments of w about the moved positions) */
+     S_k . (the moments of w about the moved positions), dS_k = P x S_k with P the displacement
+     twist of the coordinates before k (and of a frame before it), plus, within a quadruple of
+     Euler parameters, its own columns' change */
+  body_tangents(t, sp, dir);
   subtree_wrenches(t, s, aux, w, dq, sp->dW);
-  for (int k = 0; k < t->nz; k++) {
-    const int bk = t->zbody[k];
-    const double *S = sp->S + 6 * k, *W = sp->W + 6 * bk;
-    double v = mbu_dot3(S + 3, sp->dW + 6 * bk + 3), dS[6];
-    const int carried = dir->coord >= 0 ? carried_by(t, dir->coord, k)
-                                        : in_subtree(t, bk, root) && !(dir->outboard && bk == root);
-    if (qj >= 0 && euler_block(t, k) == qj) {
-      /* a column of the same quadruple */
-      const int a = t->normadr[qj];
-      for (int r = 0; r < 6; r++)
-        dS[r] = src.cz * sp->D[96 * qj + 6 * (4 * (dir->coord - a) + k - a) + r];
-      v += mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
-    } else if (carried) {
-      motion_cross(src.S, S, dS);
-      for (int r = 0; r < 6; r++) dS[r] *= src.cz;
-      v += mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
+  for (int o = 0; o < t->nbody; o++) {
+    const int b = t->order[o], p = t->parent[b], n = t->znum[b];
+    const double *W = sp->W + 6 * b, *dW = sp->dW + 6 * b;
+    double P[6], dS[6];
+    memcpy(P, p < 0 ? zero6 : sp->sums + 24 * p, sizeof P);
+    for (int r = 0; r < 3 && b == dir->body && !dir->outboard; r++) P[r] += dir->shift[r];
+    for (int r = 0; r < n; r++) {
+      const int k = t->zadr[b] + (t->reversed[b] ? n - 1 - r : r), q = euler_block(t, k);
+      if (q < 0) {
+        motion_cross(P, sp->S + 6 * k, dS);
+        out[k] = mbu_dot3(sp->S + 6 * k + 3, dW + 3) + mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
+        add6(sp->S + 6 * k, coefficient(dir, k, 0), P);
+        continue;
+      }
+      /* the whole quadruple, where product order first reaches it */
+      const int a = t->normadr[q];
+      if (k != (t->reversed[b] ? a + 3 : a)) continue;
+      for (int m = 0; m < 4; m++) {
+        const double* S = sp->S + 6 * (a + m);
+        motion_cross(P, S, dS);
+        for (int i = 0; i < 4; i++)
+          add6(sp->D + 96 * q + 6 * (4 * i + m), coefficient(dir, a + i, 0), dS);
+        out[a + m] = mbu_dot3(S + 3, dW + 3) + mbu_dot3(dS, W) + mbu_dot3(dS + 3, W + 3);
+      }
+      for (int i = 0; i < 4; i++) add6(sp->S + 6 * (a + i), coefficient(dir, a + i, 0), P);
     }
-    out[k] = v;
   }
 }
