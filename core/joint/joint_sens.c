@@ -199,25 +199,16 @@ static void state_parameter_motion(joint_sens* js) {
 }
 
 /* The natural state's sensitivities (js->ws->qr, qdr, qddr, for the functionals) of the joint
-   ones, at the motion the columns and js->dq, dqd, dqdd were formed at. */
+   ones, at the motion js->tg->sp and js->dq, dqd, dqdd were formed at. */
 static void natural_sensitivities(joint_sens* js) {
   const size_t nq = js->nq, nz = js->nz;
   sens_ws* ws = js->ws;
   for (int k = 0; k < js->p; k++) {
-    const double *zr = js->zr + k * nz, *zdr = js->zdr + k * nz, *zddr = js->zddr + k * nz;
     double *qr = ws->qr + k * nq, *qdr = ws->qdr + k * nq, *qddr = ws->qddr + k * nq;
-    memcpy(qr, js->dq + k * nq, nq * sizeof(double));
-    memcpy(qdr, js->dqd + k * nq, nq * sizeof(double));
-    memcpy(qddr, js->dqdd + k * nq, nq * sizeof(double));
-    for (size_t j = 0; j < nz; j++) {
-      const double *R = js->tg->R + j * nq, *Rv = js->tg->Rv + j * nq, *Ra = js->tg->Ra + j * nq;
-      const double* Rad = js->tg->Rad + j * nq;
-      for (size_t i = 0; i < nq; i++) {
-        qr[i] += R[i] * zr[j];
-        qdr[i] += Rv[i] * zr[j] + R[i] * zdr[j];
-        qddr[i] += Ra[i] * zr[j] + Rad[i] * zdr[j] + R[i] * zddr[j];
-      }
-    }
+    mb_joint_tangent_along(js->tg, js->tg->sp, js->zr + k * nz, js->zdr + k * nz, js->zddr + k * nz,
+                           qr, qdr, qddr);
+    for (size_t i = 0; i < nq; i++)
+      qr[i] += js->dq[k * nq + i], qdr[i] += js->dqd[k * nq + i], qddr[i] += js->dqdd[k * nq + i];
   }
 }
 
@@ -304,20 +295,27 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
 }
 
 /* The dynamic state at jd's positions, multipliers and time and the rates zd, zdd: the natural
-   state, the columns, the forces with their Jacobians, K, C and M. */
-static void dynamic_state(joint_sens* js, const double* zd, const double* zdd) {
+   state and the forces with their Jacobians; then with A (nz x nz) the tangent linear model's
+   K + cv C + ca M in it, or without the columns and K, C and M apart (for their transposes). */
+static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, double cv, double ca,
+                          double* A) {
   mb_joint_constraints(js->jm, js->jd);
   mb_joint_tangent_state(js->tg, zd, zdd);
-  mb_joint_tangent_columns(js->tg);
   mb_forces(js->aux, js->da, 1);
-  mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
+  if (A) {
+    mb_joint_tangent_newton(js->tg, js->jd->lambda, cv, ca, A);
+  } else {
+    mb_joint_tangent_columns(js->tg);
+    mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
+  }
   memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
 }
 
-/* The dynamic state of the step just taken: its Newmark rates (into js->work), K, C and M, the
-   factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in
-   joint coordinates), and each parameter's explicit terms into r (nz x p), g (nc x p). */
-static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* err) {
+/* The dynamic state of the step just taken: its Newmark rates (into js->work), with matrices K,
+   C and M apart, the factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear
+   model of eq. 23 in joint coordinates), and each parameter's explicit terms into r (nz x p),
+   g (nc x p). */
+static mb_status dynamic_point(joint_sens* js, int matrices, double* r, double* g, mb_error* err) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
   mb_joint_tangent* tg = js->tg;
@@ -327,10 +325,10 @@ static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* e
   double* star = js->work;
   for (int i = 0; i < nz; i++)
     star[i] = cv * jd->z[i] - jd->zhat_v[i], star[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
-  dynamic_state(js, star, star + nz);
   /* A by columns; the Gram term is symmetric */
   double* A = tg->T;
-  for (int k = 0; k < nz * nz; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
+  dynamic_state(js, star, star + nz, cv, ca, matrices ? NULL : A);
+  for (int k = 0; k < nz * nz && matrices; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
   mb_joint_add_gram(jm, jd, jm->scale, o->penalty, A);
   for (int i = 0; i < nz; i++)
     for (int j = 0; j < nz; j++) tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
@@ -340,17 +338,18 @@ static mb_status dynamic_point(joint_sens* js, double* r, double* g, mb_error* e
   return MB_OK;
 }
 
-/* The projected state: its natural rates and constraint rows, the spatial motion and the
-   columns. */
-static void projected_state(joint_sens* js) {
+/* The projected state: its natural rates and constraint rows, the spatial motion and, with
+   columns, the columns. */
+static void projected_state(joint_sens* js, int columns) {
   mb_joint_tangent_state(js->tg, js->jd->zd, js->jd->zdd);
-  mb_joint_tangent_columns(js->tg);
+  if (columns) mb_joint_tangent_columns(js->tg);
 }
 
 /* At the projected state, the velocity (level 1) or acceleration (level 2) projection
      M x + Phi_z^T mult = M x*,  Phi_z x = -(the rest of d^level Phi/dt^level):
-   P (nz x nz) = d(M y + Phi_z^T mult)/dz at fixed y = x - x* (x* of dynamic_point) and mult,
-   the natural model's projection state, and each parameter's explicit terms into r, g. */
+   P (nz x nz, NULL: only the state of its products) = d(M y + Phi_z^T mult)/dz at fixed
+   y = x - x* (x* of dynamic_point) and mult, the natural model's projection state, and each
+   parameter's explicit terms into r, g. */
 static void projection_point(joint_sens* js, int level, double* P, double* r, double* g) {
   mb_joint_data* jd = js->jd;
   mb_joint_tangent* tg = js->tg;
@@ -358,11 +357,15 @@ static void projection_point(joint_sens* js, int level, double* P, double* r, do
   const double* x = level == 1 ? jd->zd : jd->zdd;
   double* y = js->yz;
   for (int i = 0; i < nz; i++) y[i] = x[i] - js->work[(level - 1) * nz + i];
-  mb_joint_tangent_projection(tg, y, level == 1 ? jd->sigma : jd->kappa, P);
+  const double* mult = level == 1 ? jd->sigma : jd->kappa;
+  if (P)
+    mb_joint_tangent_projection(tg, y, mult, P);
+  else
+    mb_joint_tangent_projection_state(tg, y, mult);
   /* the natural model's projection: x* = x - R y, and its multipliers */
   double* xs = level == 1 ? js->da->qd_star : js->da->qdd_star;
   const double* xn = level == 1 ? js->da->qd : js->da->qdd;
-  mb_joint_tangent_natural_of(tg, tg->R, y, tg->u);
+  mb_joint_tangent_along(tg, tg->sp, y, NULL, NULL, tg->u, NULL, NULL);
   for (int i = 0; i < nq; i++) xs[i] = xn[i] - tg->u[i];
   memcpy(level == 1 ? js->da->sigma : js->da->kappa, tg->lam,
          (size_t)js->aux->ncon * sizeof(double));
@@ -378,20 +381,15 @@ static void rate_rows(joint_sens* js, int level, const double* zr, const double*
   const mb_joint_data* jd = js->jd;
   mb_joint_tangent* tg = js->tg;
   const mb_rows* phiq = &js->aux->structure->phiq;
-  double *a = tg->v, *gn = tg->rows;
+  const size_t nq = js->nq;
+  double *dq = tg->scr, *dqd = dq + nq, *dqdd = dqd + nq, *gn = tg->rows;
+  /* the natural positions' and rates' derivatives (and the accelerations', level 2) */
+  mb_joint_tangent_along(tg, tg->sp, zr, level == 2 ? zdr : NULL, NULL, dq, dqd,
+                         level == 2 ? dqdd : NULL);
   memset(gn, 0, (size_t)js->aux->ncon * sizeof(double));
-  mb_joint_tangent_natural_of(tg, tg->R, zr, a);
-  mb_rows_mul(phiq, level == 1 ? tg->phid_q : tg->phidd_q, a, 1, gn);
-  mb_joint_tangent_natural_of(tg, tg->Rv, zr, a);
-  mb_rows_mul(phiq, level == 1 ? js->da->phiq : tg->phid_q, a, level, gn);
-  if (level == 2) {
-    mb_joint_tangent_natural_of(tg, tg->Ra, zr, a);
-    mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
-    mb_joint_tangent_natural_of(tg, tg->R, zdr, a);
-    mb_rows_mul(phiq, tg->phid_q, a, 2, gn);
-    mb_joint_tangent_natural_of(tg, tg->Rad, zdr, a);
-    mb_rows_mul(phiq, js->da->phiq, a, 1, gn);
-  }
+  mb_rows_mul(phiq, level == 1 ? tg->phid_q : tg->phidd_q, dq, 1, gn);
+  mb_rows_mul(phiq, level == 1 ? js->da->phiq : tg->phid_q, dqd, level, gn);
+  if (level == 2) mb_rows_mul(phiq, js->da->phiq, dqdd, 1, gn);
   imposed_rows(js, gn, 1, 0, out);
   for (int n = 0; n < t->nnorm; n++) {
     const int e = t->normadr[n];
@@ -461,7 +459,7 @@ mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* 
   joint_sens js;
   mb_status st = joint_sens_init(&js, desc, jm, jd, mb_desc_gradient_count(desc), err);
   if (st == MB_OK) {
-    dynamic_state(&js, zd, zdd);
+    dynamic_state(&js, zd, zdd, 0, 0, NULL);
     for (int k = 0; k < js.p; k++)
       explicit_terms(&js, k, 0, r + (size_t)k * js.nz, g + (size_t)k * js.nc);
   }
@@ -476,7 +474,7 @@ mb_status mb_joint_explicit_projection(const mb_desc* desc, const mb_joint_model
   mb_status st = joint_sens_init(&js, desc, jm, jd, mb_desc_gradient_count(desc), err);
   if (st == MB_OK) {
     mb_joint_constraints(jm, jd);
-    projected_state(&js);
+    projected_state(&js, 1);
     memcpy(js.work + (size_t)(level - 1) * js.nz, x_star, (size_t)js.nz * sizeof(double));
     projection_point(&js, level, js.tg->T, r, g);
   }
@@ -500,13 +498,13 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
   mb_joint_tangent* tg = js->tg;
   sensitivity_history(js);
-  mb_status st = dynamic_point(js, js->rhs, js->g, err);
+  mb_status st = dynamic_point(js, 0, js->rhs, js->g, err);
   if (st != MB_OK) return st;
   for (int k = 0; k < js->p; k++) {
     const size_t c = (size_t)k * nz;
     double* r = js->rhs + c;
     dense_mul(nz, tg->M, 0, js->hat_a + c, 1, r);
-    dense_mul(nz, tg->C, 0, js->hat_v + c, 1, r);
+    mb_joint_tangent_damping_mul(tg, js->hat_v + c, 1, r);
     kkt_solve(js, &js->lu, 0, o->penalty, r, js->g + (size_t)k * nc, js->zr + c,
               js->lamr + (size_t)k * nc);
     for (int i = 0; i < nz; i++) {
@@ -514,16 +512,17 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
       js->zddr_star[c + i] = ca * js->zr[c + i] - js->hat_a[c + i];
     }
   }
-  projected_state(js);
+  projected_state(js, 0);
   for (int level = 1; level <= 2; level++) {
-    projection_point(js, level, tg->T, js->rhs, js->g);
+    projection_point(js, level, NULL, js->rhs, js->g);
+    const double* mult = level == 1 ? js->jd->sigma : js->jd->kappa;
     double* xr = level == 1 ? js->zdr : js->zddr;
     const double* xr_star = level == 1 ? js->zdr_star : js->zddr_star;
     for (int k = 0; k < js->p; k++) {
       const size_t c = (size_t)k * nz, cc = (size_t)k * nc;
       double *r = js->rhs + c, *g = js->g + cc;
       dense_mul(nz, tg->M, 0, xr_star + c, 1, r);
-      dense_mul(nz, tg->T, 0, js->zr + c, -1, r);
+      mb_joint_tangent_projection_mul(tg, js->zr + c, mult, -1, r);
       double* rows = js->work + 3 * nz; /* nc */
       rate_rows(js, level, js->zr + c, js->zdr + c, rows);
       for (int i = 0; i < nc; i++) g[i] -= rows[i];
@@ -559,7 +558,7 @@ static mb_status initial_state(joint_sens* js, double* psi, double* grad, mb_err
   if ((st = mb_joint_read_assembly(js->jm, js->jd, err)) != MB_OK) return st;
   if (js->p > 0) {
     mb_joint_constraints(js->jm, js->jd);
-    projected_state(js);
+    projected_state(js, 1);
     if ((st = initial_sensitivities(js, err)) != MB_OK) return st;
     natural_sensitivities(js);
   }
@@ -820,13 +819,13 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     js.opt = &sub;
     record(&js, tp.state + rs * i, 0);
     if (i > 0) {
-      if ((st = dynamic_point(&js, r0, g0, err)) != MB_OK) goto done;
+      if ((st = dynamic_point(&js, 1, r0, g0, err)) != MB_OK) goto done;
       mb_joint_mass(jm, jd);
       if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
     } else {
       mb_joint_constraints(jm, jd);
     }
-    projected_state(&js);
+    projected_state(&js, 1);
     if (i > 0) {
       projection_point(&js, 1, P1, r1, g1);
       projection_point(&js, 2, P2, r2, g2); /* leaves js.dq, dqd, dqdd as below */

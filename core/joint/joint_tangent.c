@@ -114,6 +114,25 @@ void mb_joint_tangent_natural_of(const mb_joint_tangent* js, const double* X, co
       for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
 }
 
+/* dq, dqd, dqdd (nq each, may be NULL) = the natural state's derivatives along the joint
+   coordinates' dz, dzd, dzdd (nz each, may be NULL) at the motion sp: R dz, Rv dz + R dzd and
+   Ra dz + Rad dzd + R dzdd, in one pass of the tree. */
+void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const double* dz,
+                            const double* dzd, const double* dzdd, double* dq, double* dqd,
+                            double* dqdd) {
+  const mb_joint_model* jm = js->jm;
+  const size_t nq = js->nq;
+  double* out[3] = {dq, dqd, dqdd};
+  const double* in[3] = {dz, dzd, dzdd};
+  for (int l = 0; l < 3; l++)
+    if (out[l]) memset(out[l], 0, nq * sizeof(double));
+  const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = dz, .dzd = dzd, .dzdd = dzdd};
+  mb_tree_natural_tangent(jm->tree, js->jd->st, sp, js->aux, &dir, NULL, dq, dqd, dqdd);
+  for (int l = 0; l < 3; l++)
+    for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
+      out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+}
+
 /* js->lam = the joint multipliers mult (ncon) on the imposed rows; js->KH = the stiffness (with
    stiffness) plus sum lam_i Hessian(Phi_i). */
 void mb_joint_tangent_multipliers(mb_joint_tangent* js, const double* mult, int stiffness) {
@@ -137,6 +156,26 @@ void mb_joint_tangent_residual(mb_joint_tangent* js, const double* x, int forces
   mb_rows_mul_t(&aux->structure->phiq, js->da->phiq, js->lam, 1, js->w);
 }
 
+/* y[a stride] += 2 mult_e x[a] (x NULL: 1) for each Euler parameter a of normalisation e: the
+   normalisations' Hessians 2 mult_e I added to a matrix's diagonal (y by columns, stride nz + 1)
+   or times x (stride 1). */
+static void add_normalisations(const mb_joint_tangent* js, const double* mult, const double* x,
+                               double* y, size_t stride) {
+  const mb_tree* t = js->jm->tree;
+  for (int n = 0; n < t->nnorm; n++)
+    for (int k = 0; k < 4; k++) {
+      const int a = t->normadr[n] + k;
+      y[a * stride] += 2 * mult[js->jm->nrow + n] * (x ? x[a] : 1);
+    }
+}
+
+/* col (nt) = d(R^T w)/dz at fixed w (js->w, summed by mb_tree_wrench_sums into js->sp) along
+   dir, dq the natural positions' derivative along it. */
+static void geometric_along(mb_joint_tangent* js, const mb_tree_direction* dir, const double* dq,
+                            double* col) {
+  mb_tree_column_tangent(js->jm->tree, js->jd->st, js->sp, js->aux, dir, js->w, dq, col);
+}
+
 /* A (nz x nz by columns) += d(R^T w)/dz at fixed w (js->w): the tree's geometric term, and the
    Euler normalisations' Hessians 2 mult_e I. */
 void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, double* A) {
@@ -145,15 +184,10 @@ void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, do
   mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
   for (int j = 0; j < js->nt; j++) {
     const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1};
-    mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &z, js->w, js->R + (size_t)j * js->nq,
-                           js->col);
+    geometric_along(js, &z, js->R + (size_t)j * js->nq, js->col);
     for (int i = 0; i < js->nt; i++) A[(size_t)j * js->nz + i] += js->col[i];
   }
-  for (int n = 0; n < t->nnorm; n++)
-    for (int k = 0; k < 4; k++) {
-      const int a = t->normadr[n] + k;
-      A[(size_t)a * js->nz + a] += 2 * mult[jm->nrow + n];
-    }
+  add_normalisations(js, mult, NULL, A, (size_t)js->nz + 1);
 }
 
 /* The dynamic matrices at the dynamic state (its rates in the natural state, forces evaluated):
@@ -183,6 +217,84 @@ void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
   memcpy(js->M, js->jd->M, nz * nz * sizeof(double));
 }
 
+/* A (nz x nz by columns) = K + cv C + ca M of mb_joint_tangent_dynamics, each column the
+   derivative along one coordinate moved with its rate as a Newmark step moves them (by 1 and cv),
+   in one pass of the tree instead of one per matrix; ca M the recursive mass matrix's. */
+void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv, double ca,
+                             double* A) {
+  const mb_model* aux = js->aux;
+  const mb_pattern* sys = aux->structure->sys;
+  const size_t nq = js->nq, nz = js->nz;
+  double *dq = js->scr, *dqd = dq + nq, *dqdd = dqd + nq, *u = js->u;
+  mb_joint_tangent_multipliers(js, mult, 1);
+  mb_joint_tangent_residual(js, js->da->qdd, 1);
+  mb_tree_wrench_sums(js->jm->tree, js->jd->st, aux, js->w, js->sp);
+  memset(A, 0, nz * nz * sizeof(double));
+  for (size_t j = 0; j < nz; j++) {
+    double* a = A + j * nz;
+    memset(dq, 0, 3 * nq * sizeof(double));
+    if ((int)j < js->nt) {
+      const mb_tree_direction dir = {.coord = (int)j, .cz = 1, .cv = cv, .body = -1};
+      mb_tree_natural_tangent(js->jm->tree, js->jd->st, js->sp, aux, &dir, NULL, dq, dqd, dqdd);
+      geometric_along(js, &dir, dq, a);
+    } else {
+      const int i = js->jm->state_qadr[j - js->nt];
+      dq[i] = 1, dqd[i] = cv;
+    }
+    memset(u, 0, nq * sizeof(double));
+    mb_spmv(sys, js->KH, dq, 1, u);
+    mb_spmv(sys, js->da->damp, dqd, 1, u);
+    mb_mass_mul(aux, dqdd, 1, u);
+    mb_joint_tangent_rt_mul(js, u, 1, 1, a);
+  }
+  add_normalisations(js, mult, NULL, A, nz + 1);
+  mb_joint_mass(js->jm, js->jd);
+  memcpy(js->M, js->jd->M, nz * nz * sizeof(double));
+  for (size_t k = 0; k < nz * nz; k++) A[k] += ca * js->M[k];
+}
+
+/* y (nz) += s C x, C of mb_joint_tangent_dynamics, at the dynamic state. */
+void mb_joint_tangent_damping_mul(mb_joint_tangent* js, const double* x, double s, double* y) {
+  const size_t nq = js->nq;
+  double *dqd = js->scr + nq, *dqdd = dqd + nq, *u = js->u;
+  mb_joint_tangent_along(js, js->sp, NULL, x, NULL, NULL, dqd, dqdd);
+  memset(u, 0, nq * sizeof(double));
+  mb_spmv(js->aux->structure->sys, js->da->damp, dqd, 1, u);
+  mb_mass_mul(js->aux, dqdd, 1, u);
+  mb_joint_tangent_rt_mul(js, u, s, 1, y);
+}
+
+/* The state of a projection's derivatives: the multipliers mult, js->w = M^n R y + Phi_q^T lam
+   and its wrench sums, and js->sy the motion at the rates y (joint, the rate change of a
+   projection), at the projected state's positions. */
+void mb_joint_tangent_projection_state(mb_joint_tangent* js, const double* y, const double* mult) {
+  mb_joint_tangent_multipliers(js, mult, 0);
+  mb_joint_tangent_along(js, js->sp, y, NULL, NULL, js->v, NULL, NULL);
+  mb_joint_tangent_residual(js, js->v, 0);
+  mb_tree_wrench_sums(js->jm->tree, js->jd->st, js->aux, js->w, js->sp);
+  mb_tree_spatial_motion(js->jm->tree, js->jd->st, js->jd->z, y, NULL, js->sy);
+}
+
+/* out (nz) += s P x, P of mb_joint_tangent_projection, after mb_joint_tangent_projection_state
+   with the same mult. */
+void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, const double* mult,
+                                     double s, double* out) {
+  const mb_model* aux = js->aux;
+  const size_t nq = js->nq;
+  double *dq = js->scr, *dqd = dq + nq, *u = js->u, *col = js->col;
+  /* along x: R x, and d(R y)/dz x, the velocity change of the rates y */
+  mb_joint_tangent_along(js, js->sy, x, NULL, NULL, dq, dqd, NULL);
+  memset(u, 0, nq * sizeof(double));
+  mb_mass_mul(aux, dqd, 1, u);
+  mb_spmv(aux->structure->sys, js->KH, dq, 1, u);
+  mb_joint_tangent_rt_mul(js, u, s, 1, out);
+  const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = x};
+  memset(col, 0, (size_t)js->nz * sizeof(double));
+  geometric_along(js, &dir, dq, col);
+  add_normalisations(js, mult, x, col, 1);
+  for (int i = 0; i < js->nz; i++) out[i] += s * col[i];
+}
+
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a
    projection) and mult, at the projected state's positions. */
 void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const double* mult,
@@ -190,13 +302,14 @@ void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const do
   const mb_model* aux = js->aux;
   const mb_tree* t = js->jm->tree;
   const size_t nq = js->nq, nz = js->nz;
-  mb_joint_tangent_multipliers(js, mult, 0);
-  mb_joint_tangent_natural_of(js, js->R, y, js->v);
-  mb_joint_tangent_residual(js, js->v, 0);
+  mb_joint_tangent_projection_state(js, y, mult);
   memset(P, 0, nz * nz * sizeof(double));
-  mb_joint_tangent_add_geometric(js, mult, P);
-  /* d(R y)/dz: the velocities of the rates y */
-  mb_tree_spatial_motion(t, js->jd->st, js->jd->z, y, NULL, js->sy);
+  for (int j = 0; j < js->nt; j++) {
+    const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1};
+    geometric_along(js, &z, js->R + (size_t)j * nq, js->col);
+    for (int i = 0; i < js->nt; i++) P[(size_t)j * nz + i] += js->col[i];
+  }
+  add_normalisations(js, mult, NULL, P, nz + 1);
   for (size_t j = 0; j < nz; j++) {
     double* u = js->u;
     memset(u, 0, nq * sizeof(double));

@@ -46,6 +46,13 @@ void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, in
 void mb_joint_tangent_natural_of(const mb_joint_tangent* tg, const double* X, const double* x,
                                  double* y);
 
+/* dq, dqd, dqdd (nq each, may be NULL) = the natural state's derivatives along the joint
+   coordinates' dz, dzd, dzdd (nz each, may be NULL) at the motion sp: R dz, Rv dz + R dzd and
+   Ra dz + Rad dzd + R dzdd, in one pass of the tree. */
+void mb_joint_tangent_along(mb_joint_tangent* tg, mb_tree_spatial* sp, const double* dz,
+                            const double* dzd, const double* dzdd, double* dq, double* dqd,
+                            double* dqdd);
+
 /* tg->lam = the joint multipliers mult (ncon) on the imposed rows; tg->KH = the stiffness (with
    stiffness) plus sum lam_i Hessian(Phi_i). */
 void mb_joint_tangent_multipliers(mb_joint_tangent* tg, const double* mult, int stiffness);
@@ -61,6 +68,24 @@ void mb_joint_tangent_add_geometric(mb_joint_tangent* tg, const double* mult, do
    multipliers mult (ncon): K = d(M zdd + Phi_z^T mult - Q)/dz, C = its derivative with respect
    to zd, M = R^T M^n R. */
 void mb_joint_tangent_dynamics(mb_joint_tangent* tg, const double* mult);
+
+/* A (nz x nz by columns) = K + cv C + ca M of mb_joint_tangent_dynamics at its state, one pass
+   of the tree per column; tg->M = M. */
+void mb_joint_tangent_newton(mb_joint_tangent* tg, const double* mult, double cv, double ca,
+                             double* A);
+
+/* y (nz) += s C x, C of mb_joint_tangent_dynamics, at the dynamic state. */
+void mb_joint_tangent_damping_mul(mb_joint_tangent* tg, const double* x, double s, double* y);
+
+/* The state of a projection's derivatives at fixed y (joint rates: a projection's rate change)
+   and mult: the multipliers, the residual tg->w = M^n R y + Phi_q^T lam with its wrench sums,
+   and the motion tg->sy at the rates y. */
+void mb_joint_tangent_projection_state(mb_joint_tangent* tg, const double* y, const double* mult);
+
+/* out (nz) += s P x, P of mb_joint_tangent_projection, after mb_joint_tangent_projection_state
+   with the same mult. */
+void mb_joint_tangent_projection_mul(mb_joint_tangent* tg, const double* x, const double* mult,
+                                     double s, double* out);
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint rates: a projection's rate
    change) and mult, at the state's positions. */

@@ -383,8 +383,7 @@ void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_sp
   /* (R^T w)_k = S_k . W_k over the subtree of k's body: its derivative is dS_k . W_k plus
      S_k . (the moments of w about the moved positions), dS_k = P x S_k with P the displacement
      twist of the coordinates before k (and of a frame before it), plus, within a quadruple of
-     Euler parameters, its own columns' change */
-  body_tangents(t, sp, dir);
+     Euler parameters, its own columns' change; each body's P is kept for its children */
   subtree_wrenches(t, s, aux, w, dq, sp->dW);
   for (int o = 0; o < t->nbody; o++) {
     const int b = t->order[o], p = t->parent[b], n = t->znum[b];
@@ -412,5 +411,7 @@ void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_sp
       }
       for (int i = 0; i < 4; i++) add6(sp->S + 6 * (a + i), coefficient(dir, a + i, 0), P);
     }
+    for (int r = 0; r < 3 && b == dir->body && dir->outboard; r++) P[r] += dir->shift[r];
+    memcpy(sp->sums + 24 * b, P, sizeof P);
   }
 }
