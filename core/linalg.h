@@ -68,6 +68,26 @@ void mb_spmv_t(const mb_pattern* p, const double* A, const double* x, double s, 
 /* D (n x n, row-major) = A. */
 void mb_pattern_to_dense(const mb_pattern* p, const double* A, double* D);
 
+/* The nonzero entries of a matrix on a pattern, by columns: products with a matrix whose pattern
+   is much wider than its values (a force Jacobian on the Newton matrix's pattern) skip its zeros
+   and give mb_spmv's sums. */
+typedef struct mb_compact {
+  int n, nnz;
+  int *colptr, *rowind; /* (n + 1), (capacity) */
+  double* val;          /* (capacity) */
+} mb_compact;
+
+/* Storage for the matrices of pattern p; -1 when out of memory. */
+int mb_compact_init(mb_compact* c, const mb_pattern* p);
+
+void mb_compact_release(mb_compact* c);
+
+/* c = the nonzero entries of A (on the pattern c was made for). */
+void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A);
+
+/* y += s c x. */
+void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y);
+
 /* ---------------------------------------------------------------------------------------------
    rows: sparse matrices with a fixed pattern per row (compressed sparse rows) */
 

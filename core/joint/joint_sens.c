@@ -137,6 +137,17 @@ static void imposed_rows(const joint_sens* js, const double* gn, double s, int a
     g[i] = (add ? g[i] : 0) + (i < js->jm->nrow ? s * gn[js->jm->row[i]] : 0);
 }
 
+/* gn (aux ncon) += s A x on the imposed rows alone, A on the pattern of Phi_q: what imposed_rows
+   reads of a product of the natural constraint rows. */
+static void imposed_rows_mul(const joint_sens* js, const double* A, const double* x, double s,
+                             double* gn) {
+  const mb_rows* phiq = &js->aux->structure->phiq;
+  for (int i = 0; i < js->jm->nrow; i++) {
+    const int r = js->jm->row[i];
+    gn[r] += s * mb_rows_dot(phiq, r, A, x, 0);
+  }
+}
+
 /* The explicit terms of parameter k at the dynamic state (level 0) or of the velocity (1) or
    acceleration (2) projection at the projected state, at fixed joint coordinates and rates:
    r (nz) and g (nc) of the tangent linear system, and the parameter's natural state derivatives
@@ -144,8 +155,6 @@ static void imposed_rows(const joint_sens* js, const double* gn, double s, int a
    add_geometric), and a projection's M^n d(R y) that of the rates of js->tg->sy. */
 static void explicit_terms(joint_sens* js, int k, int level, double* r, double* g) {
   const mb_model* aux = js->aux;
-  const mb_pattern* sys = aux->structure->sys;
-  const mb_rows* phiq = &aux->structure->phiq;
   const size_t nq = js->nq;
   double *dq = js->dq + k * nq, *dqd = js->dqd + k * nq, *dqdd = js->dqdd + k * nq;
   double *rn = js->tg->u, *x = js->tg->v, *gn = js->tg->rows;
@@ -166,16 +175,16 @@ static void explicit_terms(joint_sens* js, int k, int level, double* r, double* 
   parameter_motion(js, k, js->tg->sp, dq, dqd, dqdd, js->tg->w, r);
   memset(x, 0, nq * sizeof(double));
   memset(gn, 0, (size_t)aux->ncon * sizeof(double));
-  mb_spmv(sys, js->tg->KH, dq, 1, x);
+  mb_compact_mul(&js->tg->kh, dq, 1, x);
   if (level == 0) {
-    mb_spmv(sys, js->da->damp, dqd, 1, x);
+    mb_compact_mul(&js->tg->damp, dqd, 1, x);
     mb_mass_mul(aux, dqdd, 1, x);
-    mb_rows_mul(phiq, js->da->phiq, dq, 1, gn);
+    imposed_rows_mul(js, js->da->phiq, dq, 1, gn);
   } else {
     /* (d^level Phi/dt^level)_q dq and its rate derivatives */
-    mb_rows_mul(phiq, level == 1 ? js->tg->phid_q : js->tg->phidd_q, dq, 1, gn);
-    mb_rows_mul(phiq, level == 1 ? js->da->phiq : js->tg->phid_q, dqd, level, gn);
-    if (level == 2) mb_rows_mul(phiq, js->da->phiq, dqdd, 1, gn);
+    imposed_rows_mul(js, level == 1 ? js->tg->phid_q : js->tg->phidd_q, dq, 1, gn);
+    imposed_rows_mul(js, level == 1 ? js->da->phiq : js->tg->phid_q, dqd, level, gn);
+    if (level == 2) imposed_rows_mul(js, js->da->phiq, dqdd, 1, gn);
     double* y = js->tg->scr; /* positions, rates and accelerations along the rates y */
     memset(y, 0, 3 * nq * sizeof(double));
     parameter_motion(js, k, js->tg->sy, y, y + nq, y + 2 * nq, NULL, NULL);
@@ -380,16 +389,15 @@ static void rate_rows(joint_sens* js, int level, const double* zr, const double*
   const mb_tree* t = js->jm->tree;
   const mb_joint_data* jd = js->jd;
   mb_joint_tangent* tg = js->tg;
-  const mb_rows* phiq = &js->aux->structure->phiq;
   const size_t nq = js->nq;
   double *dq = tg->scr, *dqd = dq + nq, *dqdd = dqd + nq, *gn = tg->rows;
   /* the natural positions' and rates' derivatives (and the accelerations', level 2) */
   mb_joint_tangent_along(tg, tg->sp, zr, level == 2 ? zdr : NULL, NULL, dq, dqd,
                          level == 2 ? dqdd : NULL);
   memset(gn, 0, (size_t)js->aux->ncon * sizeof(double));
-  mb_rows_mul(phiq, level == 1 ? tg->phid_q : tg->phidd_q, dq, 1, gn);
-  mb_rows_mul(phiq, level == 1 ? js->da->phiq : tg->phid_q, dqd, level, gn);
-  if (level == 2) mb_rows_mul(phiq, js->da->phiq, dqdd, 1, gn);
+  imposed_rows_mul(js, level == 1 ? tg->phid_q : tg->phidd_q, dq, 1, gn);
+  imposed_rows_mul(js, level == 1 ? js->da->phiq : tg->phid_q, dqd, level, gn);
+  if (level == 2) imposed_rows_mul(js, js->da->phiq, dqdd, 1, gn);
   imposed_rows(js, gn, 1, 0, out);
   for (int n = 0; n < t->nnorm; n++) {
     const int e = t->normadr[n];

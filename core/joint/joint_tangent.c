@@ -42,7 +42,9 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
       &tg->R, &tg->Rv,  &tg->Ra,     &tg->Rad,     &tg->K,       &tg->C,      &tg->M,
       &tg->T, &tg->KH,  &tg->phid_q, &tg->phidd_q, &tg->lam,     &tg->w,      &tg->u,
       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern, &tg->wrench, &tg->projected};
-  if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1)) {
+  const mb_pattern* sys = jm->aux->structure->sys;
+  if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
+      mb_compact_init(&tg->kh, sys) != 0 || mb_compact_init(&tg->damp, sys) != 0) {
     mb_joint_tangent_free(tg);
     return NULL;
   }
@@ -53,6 +55,8 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
   if (!tg) return;
   mb_tree_spatial_free(tg->sp);
   mb_tree_spatial_free(tg->sy);
+  mb_compact_release(&tg->kh);
+  mb_compact_release(&tg->damp);
   free(tg->R);
   free(tg);
 }
@@ -145,6 +149,8 @@ void mb_joint_tangent_multipliers(mb_joint_tangent* js, const double* mult, int 
   else
     memset(js->KH, 0, nsys * sizeof(double));
   mb_constraints_add_hessian(aux, js->da, js->lam, 1, js->KH);
+  mb_compact_set(&js->kh, aux->structure->sys, js->KH);
+  if (stiffness) mb_compact_set(&js->damp, aux->structure->sys, js->da->damp);
 }
 
 /* js->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n */
@@ -195,7 +201,6 @@ void mb_joint_tangent_add_geometric(mb_joint_tangent* js, const double* mult, do
    (mb_joint_mass), which is that product without forming it column by column. */
 void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
   const mb_model* aux = js->aux;
-  const mb_pattern* sys = aux->structure->sys;
   const size_t nq = js->nq, nz = js->nz;
   mb_joint_tangent_multipliers(js, mult, 1);
   mb_joint_tangent_residual(js, js->da->qdd, 1);
@@ -204,12 +209,12 @@ void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
   for (size_t j = 0; j < nz; j++) {
     double* u = js->u;
     memset(u, 0, nq * sizeof(double));
-    mb_spmv(sys, js->KH, js->R + j * nq, 1, u);
-    mb_spmv(sys, js->da->damp, js->Rv + j * nq, 1, u);
+    mb_compact_mul(&js->kh, js->R + j * nq, 1, u);
+    mb_compact_mul(&js->damp, js->Rv + j * nq, 1, u);
     mb_mass_mul(aux, js->Ra + j * nq, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 1, js->K + j * nz);
     memset(u, 0, nq * sizeof(double));
-    mb_spmv(sys, js->da->damp, js->R + j * nq, 1, u);
+    mb_compact_mul(&js->damp, js->R + j * nq, 1, u);
     mb_mass_mul(aux, js->Rad + j * nq, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 0, js->C + j * nz);
   }
@@ -223,7 +228,6 @@ void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
 void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv, double ca,
                              double* A) {
   const mb_model* aux = js->aux;
-  const mb_pattern* sys = aux->structure->sys;
   const size_t nq = js->nq, nz = js->nz;
   double *dq = js->scr, *dqd = dq + nq, *dqdd = dqd + nq, *u = js->u;
   mb_joint_tangent_multipliers(js, mult, 1);
@@ -242,8 +246,8 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
       dq[i] = 1, dqd[i] = cv;
     }
     memset(u, 0, nq * sizeof(double));
-    mb_spmv(sys, js->KH, dq, 1, u);
-    mb_spmv(sys, js->da->damp, dqd, 1, u);
+    mb_compact_mul(&js->kh, dq, 1, u);
+    mb_compact_mul(&js->damp, dqd, 1, u);
     mb_mass_mul(aux, dqdd, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 1, a);
   }
@@ -259,7 +263,7 @@ void mb_joint_tangent_damping_mul(mb_joint_tangent* js, const double* x, double 
   double *dqd = js->scr + nq, *dqdd = dqd + nq, *u = js->u;
   mb_joint_tangent_along(js, js->sp, NULL, x, NULL, NULL, dqd, dqdd);
   memset(u, 0, nq * sizeof(double));
-  mb_spmv(js->aux->structure->sys, js->da->damp, dqd, 1, u);
+  mb_compact_mul(&js->damp, dqd, 1, u);
   mb_mass_mul(js->aux, dqdd, 1, u);
   mb_joint_tangent_rt_mul(js, u, s, 1, y);
 }
@@ -286,7 +290,7 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, cons
   mb_joint_tangent_along(js, js->sy, x, NULL, NULL, dq, dqd, NULL);
   memset(u, 0, nq * sizeof(double));
   mb_mass_mul(aux, dqd, 1, u);
-  mb_spmv(aux->structure->sys, js->KH, dq, 1, u);
+  mb_compact_mul(&js->kh, dq, 1, u);
   mb_joint_tangent_rt_mul(js, u, s, 1, out);
   const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = x};
   memset(col, 0, (size_t)js->nz * sizeof(double));
@@ -319,7 +323,7 @@ void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const do
       mb_tree_natural_tangent(t, js->jd->st, js->sy, aux, &z, NULL, NULL, js->v, NULL);
       mb_mass_mul(aux, js->v, 1, u);
     }
-    mb_spmv(aux->structure->sys, js->KH, js->R + j * nq, 1, u);
+    mb_compact_mul(&js->kh, js->R + j * nq, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 1, P + j * nz);
   }
 }

@@ -21,6 +21,7 @@ typedef struct mb_joint_tangent {
   double *K, *C, *M, *T;     /* (nz x nz, by columns) */
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
                                 Hessian alone */
+  mb_compact kh, damp;       /* KH's and the damping matrix's nonzero entries, for products */
   double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
   double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */
   double *w, *u, *v, *scr, *rows; /* (nq) x 3, (6 nq), (aux ncon) scratch; w the natural residual */

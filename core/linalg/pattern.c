@@ -155,6 +155,40 @@ void mb_spmv(const mb_pattern* p, const double* A, const double* x, double s, do
   }
 }
 
+int mb_compact_init(mb_compact* c, const mb_pattern* p) {
+  memset(c, 0, sizeof *c);
+  c->n = p->n;
+  c->colptr = calloc((size_t)p->n + 1, sizeof(int));
+  c->rowind = malloc((size_t)p->nnz * sizeof(int) + 1);
+  c->val = malloc((size_t)p->nnz * sizeof(double) + 1);
+  if (c->colptr && c->rowind && c->val) return 0;
+  mb_compact_release(c);
+  return -1;
+}
+
+void mb_compact_release(mb_compact* c) {
+  free(c->colptr), free(c->rowind), free(c->val);
+  memset(c, 0, sizeof *c);
+}
+
+void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A) {
+  int k = 0;
+  for (int j = 0; j < p->n; j++) {
+    c->colptr[j] = k;
+    for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++)
+      if (A[e] != 0) c->rowind[k] = p->rowind[e], c->val[k++] = A[e];
+  }
+  c->colptr[p->n] = c->nnz = k;
+}
+
+void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y) {
+  for (int j = 0; j < c->n; j++) {
+    const double xj = s * x[j];
+    if (xj == 0) continue;
+    for (int e = c->colptr[j]; e < c->colptr[j + 1]; e++) y[c->rowind[e]] += c->val[e] * xj;
+  }
+}
+
 void mb_spmv_t(const mb_pattern* p, const double* A, const double* x, double s, double* y) {
   for (int j = 0; j < p->n; j++) {
     double sum = 0;
