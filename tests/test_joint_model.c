@@ -194,6 +194,86 @@ static void residual_at(const mb_joint_model* jm, mb_joint_data* jd, const doubl
   }
 }
 
+/* G = M y + Phi_z^T mult (nz), a projection's equations at fixed y and mult, at positions z. */
+static void projection_at(const mb_joint_model* jm, mb_joint_data* jd, const double* z,
+                          const double* y, const double* mult, double* G) {
+  const int nz = jm->nz;
+  memcpy(jd->z, z, (size_t)nz * sizeof(double));
+  mb_joint_constraints(jm, jd);
+  mb_joint_mass(jm, jd);
+  for (int i = 0; i < nz; i++) {
+    G[i] = 0;
+    for (int k = 0; k < nz; k++) G[i] += jd->M[(size_t)i * nz + k] * y[k];
+    for (int c = 0; c < jm->ncon; c++) G[i] += jd->phiz[(size_t)c * nz + i] * mult[c];
+  }
+}
+
+/* The forward sensitivity's products along a direction tau against central differences: the
+   tangent linear model's (K + cv C + ca M) tau (mb_joint_tangent_newton), C tau
+   (mb_joint_tangent_damping_mul), and a projection's d(M y + Phi_z^T mult)/dz tau
+   (mb_joint_tangent_projection_mul) at a random y. */
+static void products_against_differences(mbt_tally* tally, const char* path,
+                                         const mb_joint_model* jm, mb_joint_data* jd,
+                                         mb_joint_tangent* tg, const double* z, const double* zd,
+                                         const double* zdd, const double* lambda,
+                                         const double* tau) {
+  const int nz = jm->nz;
+  const double h = 1e-6, cv = 0.7, ca = 1.3; /* any: the identity holds for all */
+  double* v = calloc((size_t)nz * (nz + 9) + 1, sizeof(double));
+  double *A = v, *Fp = A + (size_t)nz * nz, *Fm = Fp + nz, *an = Fm + nz, *fd = an + nz;
+  double *x = fd + nz, *xd = x + nz, *xdd = xd + nz, *y = xdd + nz;
+  unsigned seed = 99u + (unsigned)nz;
+  for (int i = 0; i < nz; i++) y[i] = rnd(&seed);
+  for (int which = 0; which < 3; which++) {
+    /* the state and its matrices again (the differences moved jd) */
+    memcpy(jd->z, z, (size_t)nz * sizeof(double));
+    memcpy(jd->zd, zd, (size_t)nz * sizeof(double));
+    mb_joint_constraints(jm, jd);
+    mb_joint_motion(jm, jd, 1);
+    mb_joint_tangent_state(tg, zd, zdd);
+    mb_forces(jm->aux, jd->aux, 1);
+    memset(an, 0, (size_t)nz * sizeof(double));
+    if (which == 0) {
+      mb_joint_tangent_newton(tg, lambda, cv, ca, A);
+      for (int i = 0; i < nz; i++)
+        for (int k = 0; k < nz; k++) an[i] += A[(size_t)k * nz + i] * tau[k];
+    } else if (which == 1) {
+      mb_joint_tangent_newton(tg, lambda, cv, ca, A); /* the products' state */
+      mb_joint_tangent_damping_mul(tg, tau, 1, an);
+    } else {
+      mb_joint_tangent_projection_state(tg, y, lambda);
+      mb_joint_tangent_projection_mul(tg, tau, lambda, 1, an);
+    }
+    for (int side = 0; side < 2; side++) {
+      const double s = side ? -h : h;
+      double* F = side ? Fm : Fp;
+      for (int i = 0; i < nz; i++)
+        x[i] = z[i] + (which == 0   ? s
+                       : which == 1 ? 0
+                                    : s) *
+                          tau[i],
+        xd[i] = zd[i] + (which == 0   ? s * cv
+                         : which == 1 ? s
+                                      : 0) *
+                            tau[i],
+        xdd[i] = zdd[i] + (which == 0 ? s * ca : 0) * tau[i];
+      if (which < 2)
+        residual_at(jm, jd, x, xd, xdd, lambda, F);
+      else
+        projection_at(jm, jd, x, y, lambda, F);
+    }
+    double e = 0, scale = 0;
+    for (int i = 0; i < nz; i++) {
+      fd[i] = (Fp[i] - Fm[i]) / (2 * h);
+      e = fmax(e, fabs(an[i] - fd[i])), scale = fmax(scale, fabs(fd[i]));
+    }
+    static const char* name[3] = {"(K + cv C + ca M) tau", "C tau", "d(M y + Phi_z^T mult)/dz tau"};
+    mbt_check_scaled(tally, e, fmax(scale, 1), 1e-7, "%s: %s against differences", path,
+                     name[which]);
+  }
+  free(v);
+}
+
 /* The exact derivatives of the equations of motion (joint_tangent.c) against central
    differences of F = M zdd + Phi_z^T lambda - Q along a random direction: K = dF/dz, C = dF/dzd,
    M = dF/dzdd, with forces, tyres, controllers' states, loops and Euler parameters. */
@@ -247,6 +327,7 @@ static void check_tangent_matrices(mbt_tally* tally, const char* path) {
     mbt_check_scaled(tally, e, fmax(scale, 1), 1e-7, "%s: %s against differences", path,
                      name[which]);
   }
+  products_against_differences(tally, path, jm, jd, tg, z, zd, zdd, lambda, tau);
   free(v);
   mb_joint_tangent_free(tg);
   fixture_close(&f);

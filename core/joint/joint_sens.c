@@ -131,6 +131,15 @@ static void parameter_motion(joint_sens* js, int k, mb_tree_spatial* sp, double*
   }
 }
 
+/* Whether parameter k moves the natural state at fixed joint coordinates: a joint frame or the
+   local values of elements. */
+static int moves_state(const joint_sens* js, int k) {
+  const size_t n = 6 * (size_t)js->jm->tree->nbody;
+  for (size_t i = 0; i < n; i++)
+    if (js->frame[k * n + i] != 0) return 1;
+  return js->moves_elements[k];
+}
+
 /* g (nc) = the joint rows of the natural rows' values gn (aux ncon), Euler normalisations 0. */
 static void imposed_rows(const joint_sens* js, const double* gn, double s, int add, double* g) {
   for (int i = 0; i < js->nc; i++)
@@ -172,6 +181,7 @@ static void explicit_terms(joint_sens* js, int k, int level, double* r, double* 
   memset(dq, 0, nq * sizeof(double));
   memset(dqd, 0, nq * sizeof(double));
   memset(dqdd, 0, nq * sizeof(double));
+  if (!moves_state(js, k)) return;
   parameter_motion(js, k, js->tg->sp, dq, dqd, dqdd, js->tg->w, r);
   memset(x, 0, nq * sizeof(double));
   memset(gn, 0, (size_t)aux->ncon * sizeof(double));
