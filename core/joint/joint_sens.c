@@ -515,14 +515,20 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
   const int nz = js->nz, nc = js->nc;
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
   mb_joint_tangent* tg = js->tg;
+  /* a product along a vector costs about a column of its matrix: with as many parameters as
+     coordinates, the matrices */
+  const int matrices = js->p >= nz;
   sensitivity_history(js);
-  mb_status st = dynamic_point(js, 0, js->rhs, js->g, err);
+  mb_status st = dynamic_point(js, matrices, js->rhs, js->g, err);
   if (st != MB_OK) return st;
   for (int k = 0; k < js->p; k++) {
     const size_t c = (size_t)k * nz;
     double* r = js->rhs + c;
     dense_mul(nz, tg->M, 0, js->hat_a + c, 1, r);
-    mb_joint_tangent_damping_mul(tg, js->hat_v + c, 1, r);
+    if (matrices)
+      dense_mul(nz, tg->C, 0, js->hat_v + c, 1, r);
+    else
+      mb_joint_tangent_damping_mul(tg, js->hat_v + c, 1, r);
     kkt_solve(js, &js->lu, 0, o->penalty, r, js->g + (size_t)k * nc, js->zr + c,
               js->lamr + (size_t)k * nc);
     for (int i = 0; i < nz; i++) {
@@ -530,9 +536,10 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
       js->zddr_star[c + i] = ca * js->zr[c + i] - js->hat_a[c + i];
     }
   }
-  projected_state(js, 0);
+  projected_state(js, matrices);
   for (int level = 1; level <= 2; level++) {
-    projection_point(js, level, NULL, js->rhs, js->g);
+    double* P = matrices ? tg->T : NULL;
+    projection_point(js, level, P, js->rhs, js->g);
     const double* mult = level == 1 ? js->jd->sigma : js->jd->kappa;
     double* xr = level == 1 ? js->zdr : js->zddr;
     const double* xr_star = level == 1 ? js->zdr_star : js->zddr_star;
@@ -540,7 +547,10 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
       const size_t c = (size_t)k * nz, cc = (size_t)k * nc;
       double *r = js->rhs + c, *g = js->g + cc;
       dense_mul(nz, tg->M, 0, xr_star + c, 1, r);
-      mb_joint_tangent_projection_mul(tg, js->zr + c, mult, -1, r);
+      if (P)
+        dense_mul(nz, P, 0, js->zr + c, -1, r);
+      else
+        mb_joint_tangent_projection_mul(tg, js->zr + c, mult, -1, r);
       double* rows = js->work + 3 * nz; /* nc */
       rate_rows(js, level, js->zr + c, js->zdr + c, rows);
       for (int i = 0; i < nc; i++) g[i] -= rows[i];

@@ -77,6 +77,7 @@ void mb_joint_tangent_state(mb_joint_tangent* js, const double* zd, const double
   js->da->t = jd->t;
   mb_constraints_cache(js->aux, js->da, 2);
   mbd_constraints_rows(js->aux, js->da, js->phid_q, js->phidd_q);
+  js->columns_current = 0;
 }
 
 /* R, Rv, Ra and Rad at the motion js->sp. */
@@ -93,6 +94,7 @@ void mb_joint_tangent_columns(mb_joint_tangent* js) {
                             js->Rad + j * nq);
   }
   for (int k = 0; k < jm->nstate; k++) js->R[(js->nt + k) * nq + jm->state_qadr[k]] = 1;
+  js->columns_current = 1;
 }
 
 /* y (nz) = s R^T x (+ y when add) */
@@ -109,11 +111,10 @@ void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, in
     y[js->nt + k] = (add ? y[js->nt + k] : 0) + s * x[jm->state_qadr[k]];
 }
 
-/* y (nq) = X x for X (nq x nz by columns) */
-void mb_joint_tangent_natural_of(const mb_joint_tangent* js, const double* X, const double* x,
-                                 double* y) {
-  memset(y, 0, (size_t)js->nq * sizeof(double));
-  for (int j = 0; j < js->nz; j++)
+/* y (nq) += X x for X (nq x nz by columns) */
+static void add_columns_times(const mb_joint_tangent* js, const double* X, const double* x,
+                              double* y) {
+  for (int j = 0; x && j < js->nz; j++)
     if (x[j] != 0)
       for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
 }
@@ -130,6 +131,15 @@ void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const dou
   const double* in[3] = {dz, dzd, dzdd};
   for (int l = 0; l < 3; l++)
     if (out[l]) memset(out[l], 0, nq * sizeof(double));
+  if (sp == js->sp && js->columns_current) {
+    /* the columns at hand: a few dense products, cheaper than a tree pass for few coordinates */
+    if (dq) add_columns_times(js, js->R, dz, dq);
+    if (dqd) add_columns_times(js, js->Rv, dz, dqd), add_columns_times(js, js->R, dzd, dqd);
+    if (dqdd)
+      add_columns_times(js, js->Ra, dz, dqdd), add_columns_times(js, js->Rad, dzd, dqdd),
+          add_columns_times(js, js->R, dzdd, dqdd);
+    return;
+  }
   const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = dz, .dzd = dzd, .dzdd = dzdd};
   mb_tree_natural_tangent(jm->tree, js->jd->st, sp, js->aux, &dir, NULL, dq, dqd, dqdd);
   for (int l = 0; l < 3; l++)

@@ -18,6 +18,7 @@ typedef struct mb_joint_tangent {
   int nz, nt, nc, nq;
   mb_tree_spatial *sp, *sy;  /* the motion at the state's rates; at a projection's rate change */
   double *R, *Rv, *Ra, *Rad; /* (nq x nz, by columns) dq/dz, dqd/dz, dqdd/dz, dqdd/dzd */
+  int columns_current;       /* whether they are those of the last mb_joint_tangent_state */
   double *K, *C, *M, *T;     /* (nz x nz, by columns) */
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
                                 Hessian alone */
@@ -43,13 +44,10 @@ void mb_joint_tangent_columns(mb_joint_tangent* tg);
 /* y (nz) = s R^T x (+ y when add). */
 void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, int add, double* y);
 
-/* y (nq) = X x for X (nq x nz by columns). */
-void mb_joint_tangent_natural_of(const mb_joint_tangent* tg, const double* X, const double* x,
-                                 double* y);
-
 /* dq, dqd, dqdd (nq each, may be NULL) = the natural state's derivatives along the joint
    coordinates' dz, dzd, dzdd (nz each, may be NULL) at the motion sp: R dz, Rv dz + R dzd and
-   Ra dz + Rad dzd + R dzdd, in one pass of the tree. */
+   Ra dz + Rad dzd + R dzdd, in one pass of the tree, or from the columns when they are those of
+   the state (sp = tg->sp). */
 void mb_joint_tangent_along(mb_joint_tangent* tg, mb_tree_spatial* sp, const double* dz,
                             const double* dzd, const double* dzdd, double* dq, double* dqd,
                             double* dqdd);

@@ -278,7 +278,9 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
     else
       memcpy(sum, sp->sums + 24 * p, sizeof sum);
     if (b == dir->body) add_term(&frame, sum);
+    const int every = dir->dz || dir->dzd || dir->dzdd;
     for (int k = t->zadr[b]; k < t->zadr[b] + t->znum[b]; k++) {
+      if (!every && k != dir->coord) continue;
       const direction_term d = coordinate_term(sp, k, coefficient(dir, k, 0),
                                                coefficient(dir, k, 1), coefficient(dir, k, 2));
       add_term(&d, sum);
