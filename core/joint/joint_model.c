@@ -28,7 +28,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->force_entry);
   free(jm->force_pair);
   free(jm->coord_body);
-  free(jm->coord_path_adr), free(jm->coord_path);
+  free(jm->coord_path_adr), free(jm->coord_path), free(jm->need_rank);
   free(jm->reach_adr);
   free(jm->reach);
   free(jm->react_coord_adr), free(jm->react_coord), free(jm->react_row_adr), free(jm->react_row);
@@ -69,23 +69,26 @@ static int needed_coordinates(mb_joint_model* jm) {
   }
   free(mark);
   const mb_tree* t = jm->tree;
-  const int nf = jm->nforce_coord;
+  const int nf = jm->nforce_coord, nn = jm->nneed_coord;
   int* body = calloc((size_t)nq + 1, sizeof(int));
   jm->coord_body = malloc(((size_t)nf + 1) * sizeof(int));
-  jm->coord_path_adr = malloc(((size_t)nf + 1) * sizeof(int));
-  jm->coord_path = malloc(((size_t)nf * jm->nz + 1) * sizeof(int));
+  jm->coord_path_adr = malloc(((size_t)nn + 1) * sizeof(int));
+  jm->coord_path = malloc(((size_t)nn * jm->nz + 1) * sizeof(int));
+  jm->need_rank = malloc(((size_t)nq + 1) * sizeof(int));
   jm->force_pair = malloc((2 * (size_t)nf * nf + 1) * sizeof(int));
   jm->force_entry = malloc(((size_t)nf * nf + 1) * sizeof(int));
-  if (!body || !jm->coord_body || !jm->coord_path_adr || !jm->coord_path || !jm->force_pair ||
-      !jm->force_entry)
+  if (!body || !jm->coord_body || !jm->coord_path_adr || !jm->coord_path || !jm->need_rank ||
+      !jm->force_pair || !jm->force_entry)
     return free(body), -1;
+  for (int c = 0; c < nq; c++) jm->need_rank[c] = -1;
+  for (int i = 0; i < nn; i++) jm->need_rank[jm->need_coord[i]] = i;
   for (int e = 0; e < aux->nelem; e++)
     for (int r = 0; aux->elem_qadr[e] >= 0 && r < dim; r++)
       body[aux->elem_qadr[e] + r] = aux->elem_body[e];
   /* a state coordinate k: its own body nbody + k, whose path is its own column */
   for (int k = 0; k < jm->nstate; k++) body[jm->state_qadr[k]] = t->nbody + k;
   int npath = 0;
-  for (int i = 0; i < nf; i++) {
+  for (int i = 0; i < nn; i++) {
     const int b = body[jm->need_coord[i]];
     jm->coord_path_adr[i] = npath;
     if (b >= t->nbody)
@@ -94,7 +97,7 @@ static int needed_coordinates(mb_joint_model* jm) {
       for (int k = t->path_adr[b]; k < t->path_adr[b + 1]; k++)
         jm->coord_path[npath++] = t->path[k];
   }
-  jm->coord_path_adr[nf] = npath;
+  jm->coord_path_adr[nn] = npath;
   for (int i = 0; i < nf; i++) {
     jm->coord_body[i] = body[jm->need_coord[i]];
     for (int j = 0; j < nf; j++) {
@@ -335,16 +338,20 @@ static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const 
   return v;
 }
 
-/* out (nz) = the gradient of row i in the scatter row times dq/dz; the scatter row is cleared. */
+/* out (nz) = the gradient of row i in the scatter row times dq/dz, along the path of each of
+   its coordinates (the other columns of dq/dz are zero); the scatter row is cleared. */
 static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int i, double* out) {
   const mb_rows* rows = &jm->aux->structure->phiq;
   const int nz = jm->nz;
   double* g = jd->aux->scatter;
   memset(out, 0, (size_t)nz * sizeof(double));
   for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
-    const int c = rows->col[k];
+    const int c = rows->col[k], n = jm->need_rank[c];
     const double* rc = jd->Rq + (size_t)c * nz;
-    for (int j = 0; j < nz; j++) out[j] += g[c] * rc[j];
+    for (int p = jm->coord_path_adr[n]; p < jm->coord_path_adr[n + 1]; p++) {
+      const int j = jm->coord_path[p];
+      out[j] += g[c] * rc[j];
+    }
     g[c] = 0;
   }
 }

@@ -44,9 +44,11 @@ typedef struct mb_joint_model {
   int* force_entry; /* (nforce_pair) */
   int* coord_body;  /* (nforce_coord) the body of each force coordinate; nbody + k for the
                        state coordinate k of a controller */
-  int *coord_path_adr, *coord_path; /* (nforce_coord + 1), the joint coordinates each force
+  int *coord_path_adr, *coord_path; /* (nneed_coord + 1), the joint coordinates each needed
                                        coordinate moves with: its body's path (tree.h), or the
                                        state's own column */
+  int* need_rank;                   /* (aux nq) each natural coordinate's index in need_coord,
+                                       -1 for none */
   int* reach_adr; /* (nforce_coord + 1) first of each force coordinate's entries in reach */
   int* reach;     /* the joint coordinates whose columns of R^T K R a force coordinate's row
                      of K R reaches: those of the bodies it couples to, ascending */
