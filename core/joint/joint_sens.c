@@ -377,17 +377,14 @@ static void projection_point(joint_sens* js, int level, double* P, double* r, do
   double* y = js->yz;
   for (int i = 0; i < nz; i++) y[i] = x[i] - js->work[(level - 1) * nz + i];
   const double* mult = level == 1 ? jd->sigma : jd->kappa;
-  if (P)
-    mb_joint_tangent_projection(tg, y, mult, P);
-  else
-    mb_joint_tangent_projection_state(tg, y, mult);
+  mb_joint_tangent_projection_state(tg, y, mult);
   /* the natural model's projection: x* = x - R y, and its multipliers */
   double* xs = level == 1 ? js->da->qd_star : js->da->qdd_star;
   const double* xn = level == 1 ? js->da->qd : js->da->qdd;
-  mb_joint_tangent_along(tg, tg->sp, y, NULL, NULL, tg->u, NULL, NULL);
-  for (int i = 0; i < nq; i++) xs[i] = xn[i] - tg->u[i];
+  for (int i = 0; i < nq; i++) xs[i] = xn[i] - tg->v[i];
   memcpy(level == 1 ? js->da->sigma : js->da->kappa, tg->lam,
          (size_t)js->aux->ncon * sizeof(double));
+  if (P) mb_joint_tangent_projection(tg, mult, P);
   for (int k = 0; k < js->p; k++)
     explicit_terms(js, k, level, r + (size_t)k * nz, g + (size_t)k * js->nc);
 }

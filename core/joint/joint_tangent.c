@@ -278,9 +278,9 @@ void mb_joint_tangent_damping_mul(mb_joint_tangent* js, const double* x, double 
   mb_joint_tangent_rt_mul(js, u, s, 1, y);
 }
 
-/* The state of a projection's derivatives: the multipliers mult, js->w = M^n R y + Phi_q^T lam
-   and its wrench sums, and js->sy the motion at the rates y (joint, the rate change of a
-   projection), at the projected state's positions. */
+/* The state of a projection's derivatives: the multipliers mult, js->v = R y,
+   js->w = M^n R y + Phi_q^T lam and its wrench sums, and js->sy the motion at the rates y
+   (joint, the rate change of a projection), at the projected state's positions. */
 void mb_joint_tangent_projection_state(mb_joint_tangent* js, const double* y, const double* mult) {
   mb_joint_tangent_multipliers(js, mult, 0);
   mb_joint_tangent_along(js, js->sp, y, NULL, NULL, js->v, NULL, NULL);
@@ -310,13 +310,12 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, cons
 }
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a
-   projection) and mult, at the projected state's positions. */
-void mb_joint_tangent_projection(mb_joint_tangent* js, const double* y, const double* mult,
-                                 double* P) {
+   projection) and mult, at the projected state's positions, after
+   mb_joint_tangent_projection_state. */
+void mb_joint_tangent_projection(mb_joint_tangent* js, const double* mult, double* P) {
   const mb_model* aux = js->aux;
   const mb_tree* t = js->jm->tree;
   const size_t nq = js->nq, nz = js->nz;
-  mb_joint_tangent_projection_state(js, y, mult);
   memset(P, 0, nz * nz * sizeof(double));
   for (int j = 0; j < js->nt; j++) {
     const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1};

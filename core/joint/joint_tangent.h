@@ -77,8 +77,8 @@ void mb_joint_tangent_newton(mb_joint_tangent* tg, const double* mult, double cv
 void mb_joint_tangent_damping_mul(mb_joint_tangent* tg, const double* x, double s, double* y);
 
 /* The state of a projection's derivatives at fixed y (joint rates: a projection's rate change)
-   and mult: the multipliers, the residual tg->w = M^n R y + Phi_q^T lam with its wrench sums,
-   and the motion tg->sy at the rates y. */
+   and mult: the multipliers, tg->v = R y, the residual tg->w = M^n R y + Phi_q^T lam with its
+   wrench sums, and the motion tg->sy at the rates y. */
 void mb_joint_tangent_projection_state(mb_joint_tangent* tg, const double* y, const double* mult);
 
 /* out (nz) += s P x, P of mb_joint_tangent_projection, after mb_joint_tangent_projection_state
@@ -87,8 +87,8 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* tg, const double* x, cons
                                      double s, double* out);
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint rates: a projection's rate
-   change) and mult, at the state's positions. */
-void mb_joint_tangent_projection(mb_joint_tangent* tg, const double* y, const double* mult,
-                                 double* P);
+   change) and mult, at the state's positions, after mb_joint_tangent_projection_state with the
+   same mult; tg->v is used as scratch. */
+void mb_joint_tangent_projection(mb_joint_tangent* tg, const double* mult, double* P);
 
 #endif
