@@ -235,24 +235,29 @@ static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
      CA += cz (Aj - S x Au - X x Vu) + cv (Sd + Vj - S x Vu) + ca S,
    the derivatives along one coordinate (dV = S x (V - Vu) + Vj, ..., file comment) summed. */
 static void add_term(const direction_term* d, double* sum) {
-  if (d->cz == 0 && d->cv == 0 && d->ca == 0) return;
   double *P = sum, *PX = sum + 6, *CV = sum + 12, *CA = sum + 18, x[6];
-  add6(d->S, d->cz, P);
-  add6(d->X, d->cz, PX);
-  add6(d->S, d->cv, PX);
-  motion_cross(d->S, d->Vu, x);
-  add6(d->Vj, d->cz, CV);
-  add6(x, -d->cz, CV);
-  add6(d->S, d->cv, CV);
-  add6(d->Aj, d->cz, CA);
-  add6(d->Sd, d->cv, CA);
-  add6(d->Vj, d->cv, CA);
-  add6(x, -d->cv, CA);
-  add6(d->S, d->ca, CA);
-  motion_cross(d->S, d->Au, x);
-  add6(x, -d->cz, CA);
-  motion_cross(d->X, d->Vu, x);
-  add6(x, -d->cz, CA);
+  if (d->cz != 0 || d->cv != 0) motion_cross(d->S, d->Vu, x);
+  if (d->cz != 0) {
+    add6(d->S, d->cz, P);
+    add6(d->X, d->cz, PX);
+    add6(d->Vj, d->cz, CV);
+    add6(x, -d->cz, CV);
+    add6(d->Aj, d->cz, CA);
+  }
+  if (d->cv != 0) {
+    add6(d->S, d->cv, PX);
+    add6(d->S, d->cv, CV);
+    add6(d->Sd, d->cv, CA);
+    add6(d->Vj, d->cv, CA);
+    add6(x, -d->cv, CA);
+  }
+  if (d->ca != 0) add6(d->S, d->ca, CA);
+  if (d->cz != 0) {
+    motion_cross(d->S, d->Au, x);
+    add6(x, -d->cz, CA);
+    motion_cross(d->X, d->Vu, x);
+    add6(x, -d->cz, CA);
+  }
 }
 
 /* The coefficient of coordinate k in dir (its position's when level 0, rate's 1,
