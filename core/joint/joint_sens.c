@@ -9,8 +9,11 @@
    (K, C, M^n, the constraints' Hessians, its tangent models' explicit terms) carried by R and by
    the derivatives of the natural state (tree_tangent.c). A parameter moving a joint frame moves
    the natural state at fixed z: the explicit terms carry that too. The matrices are dense in the
-   joint coordinates; the initial state's sensitivities are the natural assembly's, read in joint
-   coordinates. */
+   joint coordinates. The forward sensitivity forms only the tangent linear model's and takes the
+   other terms as products along each parameter's sensitivities, one pass of the tree each
+   (unless there are as many parameters as coordinates); the adjoint needs the transposes and
+   forms the matrices. The initial state's sensitivities are the natural assembly's, read in
+   joint coordinates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,7 +318,8 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
 
 /* The dynamic state at jd's positions, multipliers and time and the rates zd, zdd: the natural
    state and the forces with their Jacobians; then with A (nz x nz) the tangent linear model's
-   K + cv C + ca M in it, or without the columns and K, C and M apart (for their transposes). */
+   K + cv C + ca M in it, or without A the columns and K, C and M apart (for their
+   transposes). */
 static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, double cv, double ca,
                           double* A) {
   mb_joint_constraints(js->jm, js->jd);

@@ -1,5 +1,5 @@
 /* Derivatives of the tree's natural coordinates (tree.h): of the positions, velocities and
-   accelerations of the elements along a coordinate, its rate or acceleration, or a moved joint
+   accelerations of the elements along coordinates, their rates or accelerations, or a moved joint
    frame, and of the generalised forces R^T w of fixed natural forces w. They are those of
    A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian index-3 semi-recursive
    formulations with projections: direct sensitivity analysis" (section 4, the derivatives of R
@@ -10,7 +10,8 @@
    with V_j, A_j the motion of the frame just after coordinate j (Jacobi's identity turns the
    derivative of each carried column's rate into these two terms). A moved joint frame is a
    coordinate of its own, with no rate, between the parent and the joint (inboard) or the joint
-   and the body (outboard). */
+   and the body (outboard). A direction that moves several coordinates at once (a vector of
+   positions, rates and accelerations) sums these terms over each body's path in one pass. */
 #include <stdlib.h>
 #include <string.h>
 
