@@ -88,6 +88,9 @@ void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A);
 /* y += s c x. */
 void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y);
 
+/* y += s c^T x. */
+void mb_compact_mul_t(const mb_compact* c, const double* x, double s, double* y);
+
 /* ---------------------------------------------------------------------------------------------
    rows: sparse matrices with a fixed pattern per row (compressed sparse rows) */
 

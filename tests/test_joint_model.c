@@ -244,6 +244,22 @@ static void products_against_differences(mbt_tally* tally, const char* path,
       mb_joint_tangent_projection_state(tg, y, lambda);
       mb_joint_tangent_projection_mul(tg, tau, lambda, 1, an);
     }
+    /* the transposed products (the adjoint's) against the products: u . (X tau) = (X^T u) . tau */
+    if (which > 0) {
+      double *u = Fp, *xt = Fm; /* before the differences use them */
+      for (int i = 0; i < nz; i++) u[i] = rnd(&seed), xt[i] = 0;
+      if (which == 1)
+        mb_joint_tangent_damping_mul_t(tg, zd, u, 1, xt);
+      else
+        mb_joint_tangent_projection_mul_t(tg, y, u, lambda, 1, xt);
+      double primal = 0, dual = 0, size = 0;
+      for (int i = 0; i < nz; i++)
+        primal += u[i] * an[i], dual += xt[i] * tau[i],
+            size += fabs(u[i] * an[i]) + fabs(xt[i] * tau[i]);
+      mbt_check_scaled(tally, fabs(primal - dual), fmax(size, 1), 1e-12,
+                       "%s: the transpose of %s against it", path,
+                       which == 1 ? "C tau" : "d(M y + Phi_z^T mult)/dz tau");
+    }
     for (int side = 0; side < 2; side++) {
       const double s = side ? -h : h;
       double* F = side ? Fm : Fp;

@@ -278,6 +278,35 @@ void mb_joint_tangent_damping_mul(mb_joint_tangent* js, const double* x, double 
   mb_joint_tangent_rt_mul(js, u, s, 1, y);
 }
 
+/* col (nt) = G(v) along dir: d(R^T v)/dz at fixed v along dir, dq its natural positions'
+   derivative, through the wrench sums of v in js->sp, which then hold w's again. G(v) is
+   symmetric (the Hessian of v . q(z)), so that this is also G(v)^T. */
+static void geometric_of(mb_joint_tangent* js, const double* v, const mb_tree_direction* dir,
+                         const double* dq, double* col) {
+  const mb_tree* t = js->jm->tree;
+  mb_tree_wrench_sums(t, js->jd->st, js->aux, v, js->sp);
+  mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, dir, v, dq, col);
+  mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
+}
+
+/* y (nz) += s C^T x at the dynamic state of rates zd: R^T D^T R x + Rad^T M^n R x, with
+   Rad^T v = 2 G(v) zd (qdd holds the rates quadratically: dqdd/dzd x = 2 d(R zd)/dz x). */
+void mb_joint_tangent_damping_mul_t(mb_joint_tangent* js, const double* zd, const double* x,
+                                    double s, double* y) {
+  const size_t nq = js->nq;
+  double *dq = js->scr, *qd = dq + nq, *v = js->u, *col = js->col;
+  mb_joint_tangent_along(js, js->sp, x, NULL, NULL, dq, NULL, NULL);
+  mb_joint_tangent_along(js, js->sp, zd, NULL, NULL, qd, NULL, NULL);
+  memset(v, 0, nq * sizeof(double));
+  mb_compact_mul_t(&js->damp, dq, 1, v);
+  mb_joint_tangent_rt_mul(js, v, s, 1, y);
+  memset(v, 0, nq * sizeof(double));
+  mb_mass_mul(js->aux, dq, 1, v);
+  const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = zd};
+  geometric_of(js, v, &dir, qd, col);
+  for (int i = 0; i < js->nt; i++) y[i] += 2 * s * col[i];
+}
+
 /* The state of a projection's derivatives: the multipliers mult, js->v = R y,
    js->w = M^n R y + Phi_q^T lam and its wrench sums, and js->sy the motion at the rates y
    (joint, the rate change of a projection), at the projected state's positions. */
@@ -307,6 +336,30 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, cons
   geometric_along(js, &dir, dq, col);
   add_normalisations(js, mult, x, col, 1);
   for (int i = 0; i < js->nz; i++) out[i] += s * col[i];
+}
+
+/* out (nz) += s P^T x, P of mb_joint_tangent_projection at the rates y, after
+   mb_joint_tangent_projection_state with the same y and mult: G(w) x + R^T KH^T R x +
+   G(M^n R x) y, the last the transpose of R^T M^n d(R y)/dz (d(R y)/dz x = d(R x)/dz y). */
+void mb_joint_tangent_projection_mul_t(mb_joint_tangent* js, const double* y, const double* x,
+                                       const double* mult, double s, double* out) {
+  const size_t nq = js->nq;
+  double *dq = js->scr, *ry = dq + nq, *v = js->u, *col = js->col;
+  mb_joint_tangent_along(js, js->sp, x, NULL, NULL, dq, NULL, NULL);
+  mb_joint_tangent_along(js, js->sp, y, NULL, NULL, ry, NULL, NULL);
+  const mb_tree_direction dx = {.coord = -1, .body = -1, .dz = x};
+  memset(col, 0, (size_t)js->nz * sizeof(double));
+  geometric_along(js, &dx, dq, col);
+  add_normalisations(js, mult, x, col, 1);
+  for (int i = 0; i < js->nz; i++) out[i] += s * col[i];
+  memset(v, 0, nq * sizeof(double));
+  mb_compact_mul_t(&js->kh, dq, 1, v);
+  mb_joint_tangent_rt_mul(js, v, s, 1, out);
+  memset(v, 0, nq * sizeof(double));
+  mb_mass_mul(js->aux, dq, 1, v);
+  const mb_tree_direction dy = {.coord = -1, .body = -1, .dz = y};
+  geometric_of(js, v, &dy, ry, col);
+  for (int i = 0; i < js->nt; i++) out[i] += s * col[i];
 }
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a

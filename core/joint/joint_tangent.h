@@ -76,6 +76,10 @@ void mb_joint_tangent_newton(mb_joint_tangent* tg, const double* mult, double cv
 /* y (nz) += s C x, C of mb_joint_tangent_dynamics, at the dynamic state. */
 void mb_joint_tangent_damping_mul(mb_joint_tangent* tg, const double* x, double s, double* y);
 
+/* y (nz) += s C^T x at the dynamic state of rates zd (mb_joint_tangent_newton's). */
+void mb_joint_tangent_damping_mul_t(mb_joint_tangent* tg, const double* zd, const double* x,
+                                    double s, double* y);
+
 /* The state of a projection's derivatives at fixed y (joint rates: a projection's rate change)
    and mult: the multipliers, tg->v = R y, the residual tg->w = M^n R y + Phi_q^T lam with its
    wrench sums, and the motion tg->sy at the rates y. */
@@ -85,6 +89,11 @@ void mb_joint_tangent_projection_state(mb_joint_tangent* tg, const double* y, co
    with the same mult. */
 void mb_joint_tangent_projection_mul(mb_joint_tangent* tg, const double* x, const double* mult,
                                      double s, double* out);
+
+/* out (nz) += s P^T x, P of mb_joint_tangent_projection at the rates y, after
+   mb_joint_tangent_projection_state with the same y and mult. */
+void mb_joint_tangent_projection_mul_t(mb_joint_tangent* tg, const double* y, const double* x,
+                                       const double* mult, double s, double* out);
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint rates: a projection's rate
    change) and mult, at the state's positions, after mb_joint_tangent_projection_state with the

@@ -189,6 +189,14 @@ void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y) {
   }
 }
 
+void mb_compact_mul_t(const mb_compact* c, const double* x, double s, double* y) {
+  for (int j = 0; j < c->n; j++) {
+    double sum = 0;
+    for (int e = c->colptr[j]; e < c->colptr[j + 1]; e++) sum += c->val[e] * x[c->rowind[e]];
+    y[j] += s * sum;
+  }
+}
+
 void mb_spmv_t(const mb_pattern* p, const double* A, const double* x, double s, double* y) {
   for (int j = 0; j < p->n; j++) {
     double sum = 0;
