@@ -334,6 +334,17 @@ static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, d
   memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
 }
 
+/* js->work (2 nz) = zd* = cv z - hat_v and zdd* = ca z - hat_a, the Newmark rates of the step's
+   positions (eqs. 2). */
+static void newmark_star(joint_sens* js) {
+  const mb_settings* o = js->opt;
+  const mb_joint_data* jd = js->jd;
+  const int nz = js->nz;
+  const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
+  for (int i = 0; i < nz; i++)
+    js->work[i] = cv * jd->z[i] - jd->zhat_v[i], js->work[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
+}
+
 /* The dynamic state of the step just taken: its Newmark rates (into js->work), with matrices K,
    C and M apart, the factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear
    model of eq. 23 in joint coordinates), and each parameter's explicit terms into r (nz x p),
@@ -346,8 +357,7 @@ static mb_status dynamic_point(joint_sens* js, int matrices, double* r, double* 
   const int nz = js->nz, nc = js->nc;
   const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
   double* star = js->work;
-  for (int i = 0; i < nz; i++)
-    star[i] = cv * jd->z[i] - jd->zhat_v[i], star[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
+  newmark_star(js);
   /* A by columns; the Gram term is symmetric */
   double* A = tg->T;
   dynamic_state(js, star, star + nz, cv, ca, matrices ? NULL : A);
@@ -692,52 +702,50 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
   }
 }
 
-/* The adjoint mu (3 nz) of functional f through the step whose matrices and explicit terms are
-   at hand (terms: r0, g0, r1, g1, r2, g2 by parameter, then P1, P2): mu becomes that of the
-   previous step's state, and grad (p) receives the explicit terms times their adjoints. The
-   transposes of forward_step's systems in the reverse order. */
-static void adjoint_step(joint_sens* js, const double* terms, double* mu, double* grad,
-                         double* scratch) {
-  const int nz = js->nz, nc = js->nc, p = js->p;
-  const size_t np = p > 0 ? p : 1;
+/* Stage `stage` of the adjoint mu (3 nz) of one functional through the step at hand, the
+   transposes of forward_step's systems in the reverse order: 0 the acceleration projection, 1 the
+   velocity projection (each right after its projection_point), 2 the tangent linear model (after
+   dynamic_point), after which mu is that of the previous step's state. r, g: the stage's
+   explicit terms by parameter, whose products with the stage's adjoints grad (p) receives;
+   ms (2 nz): M u of the velocity and acceleration projections, for stage 2. With matrices, the
+   transposes are those of the matrices formed (P in js->tg->T, C), else products. */
+static void adjoint_stage(joint_sens* js, int stage, int matrices, const double* r, const double* g,
+                          double* mu, double* ms, double* grad, double* scratch) {
+  const int nz = js->nz, nc = js->nc;
+  mb_joint_data* jd = js->jd;
+  double *mz = mu, *mzd = mu + nz, *mzdd = mu + 2 * nz, *msd = ms, *msdd = ms + nz;
+  double *u = scratch, *nu = u + nz, *mhv = nu + nc, *mha = mhv + nz;
   double a[3], b[3]; /* the history's coefficients; a[0], b[0] the rates' */
   mb_newmark_coefficients(js->opt, a, b);
-  const double *r0 = terms, *g0 = r0 + nz * np, *r1 = g0 + nc * np, *g1 = r1 + nz * np;
-  const double *r2 = g1 + nc * np, *g2 = r2 + nz * np, *P1 = g2 + nc * np, *P2 = P1 + nz * nz;
-  mb_joint_tangent* tg = js->tg;
-  double *mz = mu, *mzd = mu + nz, *mzdd = mu + 2 * nz;
-  double *u = scratch, *nu = u + nz, *msd = nu + nc, *msdd = msd + nz, *mhv = msdd + nz,
-         *mha = mhv + nz;
-  /* the parameters' share of one system's right-hand side [r; g] */
-  const double* rs[3] = {r2, r1, r0};
-  const double* gs[3] = {g2, g1, g0};
-  for (int stage = 0; stage < 3; stage++) {
-    if (stage < 2) {
-      /* the acceleration, then the velocity projection (symmetric) */
-      kkt_solve(js, &js->jd->projection, 0, js->jd->proj_penalty, stage == 0 ? mzdd : mzd, NULL, u,
-                nu);
-    } else {
-      /* Newmark rates: zd* = cv z - hat_v, zdd* = ca z - hat_a */
-      for (int i = 0; i < nz; i++) {
-        mz[i] += a[0] * msd[i] + b[0] * msdd[i];
-        mhv[i] = -msd[i], mha[i] = -msdd[i];
-      }
-      kkt_solve(js, &js->lu, 1, js->opt->penalty, mz, NULL, u, nu);
+  if (stage < 2) {
+    /* the projection (symmetric), P^T at its rate change js->yz */
+    const int level = 2 - stage;
+    kkt_solve(js, &jd->projection, 0, jd->proj_penalty, level == 2 ? mzdd : mzd, NULL, u, nu);
+    double* m = level == 2 ? msdd : msd;
+    memset(m, 0, (size_t)nz * sizeof(double));
+    dense_mul(nz, jd->M, 0, u, 1, m);
+    if (matrices)
+      dense_mul(nz, js->tg->T, 1, u, -1, mz);
+    else
+      mb_joint_tangent_projection_mul_t(js->tg, js->yz, u, level == 2 ? jd->kappa : jd->sigma, -1,
+                                        mz);
+    rate_rows_t(js, level, nu, -1, mz, mzd);
+  } else {
+    /* Newmark rates: zd* = cv z - hat_v, zdd* = ca z - hat_a */
+    for (int i = 0; i < nz; i++) {
+      mz[i] += a[0] * msd[i] + b[0] * msdd[i];
+      mhv[i] = -msd[i], mha[i] = -msdd[i];
     }
-    for (int k = 0; k < p; k++)
-      grad[k] +=
-          mbu_dot(nz, u, rs[stage] + (size_t)k * nz) + mbu_dot(nc, nu, gs[stage] + (size_t)k * nc);
-    if (stage < 2) {
-      double* ms = stage == 0 ? msdd : msd;
-      memset(ms, 0, (size_t)nz * sizeof(double));
-      dense_mul(nz, tg->M, 0, u, 1, ms);
-      dense_mul(nz, stage == 0 ? P2 : P1, 1, u, -1, mz);
-      rate_rows_t(js, stage == 0 ? 2 : 1, nu, -1, mz, mzd);
-    } else {
-      dense_mul(nz, tg->M, 0, u, 1, mha);
-      dense_mul(nz, tg->C, 1, u, 1, mhv);
-    }
+    kkt_solve(js, &js->lu, 1, js->opt->penalty, mz, NULL, u, nu);
   }
+  for (int k = 0; k < js->p; k++)
+    grad[k] += mbu_dot(nz, u, r + (size_t)k * nz) + mbu_dot(nc, nu, g + (size_t)k * nc);
+  if (stage < 2) return;
+  dense_mul(nz, js->tg->M, 0, u, 1, mha);
+  if (matrices)
+    dense_mul(nz, js->tg->C, 1, u, 1, mhv);
+  else
+    mb_joint_tangent_damping_mul_t(js->tg, js->work, u, 1, mhv);
   /* hat_v and hat_a of the previous step's z, zd, zdd */
   for (int l = 0; l < 3; l++)
     for (int i = 0; i < nz; i++) mu[l * nz + i] = a[l] * mhv[i] + b[l] * mha[i];
@@ -812,9 +820,9 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   if (st != MB_OK) goto done;
   tp.js = &js;
   const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
-  terms = malloc((3 * (nzs + nc) * np + 2 * nzs * nzs) * sizeof(double) + 1);
+  terms = malloc(3 * (nzs + nc) * np * sizeof(double) + 1);
   x0 = malloc(3 * nzs * np * sizeof(double) + 1);
-  mu = calloc(3 * nzs * (nf > 0 ? nf : 1) + 6 * nzs + nc + 1, sizeof(double));
+  mu = calloc(5 * nzs * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
   if (!terms || !x0 || !mu) {
     st =
         mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
@@ -840,24 +848,27 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   /* backward sweep, each step or sub-step with its settings; the functionals read the steps'
      ends */
   double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
-  double *r2 = g1 + nc * np, *g2 = r2 + nzs * np, *P1 = g2 + nc * np, *P2 = P1 + nzs * nzs;
-  double* scratch = mu + 3 * nzs * nf;
+  double *r2 = g1 + nc * np, *g2 = r2 + nzs * np;
+  double *ms = mu + 3 * nzs * nf, *scratch = ms + 2 * nzs * nf;
+  /* a transposed product costs about two columns of its matrix: with few coordinates for the
+     functionals, the matrices (scripts/bench-compare.sh: the five-bar, 4 coordinates and 3
+     functionals, 0.84x with products) */
+  const int matrices = nz <= 2 * nf;
+  double* P = matrices ? js.tg->T : NULL;
   for (size_t i = tp.n; i-- > 0;) {
     const long n = tp.step[i];
     const mb_settings sub = mb_substep_settings(&aux->opt, tp.substeps[i]);
     js.opt = &sub;
     record(&js, tp.state + rs * i, 0);
+    mb_joint_constraints(jm, jd);
     if (i > 0) {
-      if ((st = dynamic_point(&js, 1, r0, g0, err)) != MB_OK) goto done;
       mb_joint_mass(jm, jd);
       if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
-    } else {
-      mb_joint_constraints(jm, jd);
     }
     projected_state(&js, 1);
     if (i > 0) {
-      projection_point(&js, 1, P1, r1, g1);
-      projection_point(&js, 2, P2, r2, g2); /* leaves js.dq, dqd, dqdd as below */
+      newmark_star(&js);
+      projection_point(&js, 2, P, r2, g2); /* leaves js.dq, dqd, dqdd as below */
     } else {
       state_parameter_motion(&js);
     }
@@ -867,13 +878,20 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       double *m = mu + 3 * nzs * f, *gf = grad + (size_t)f * p;
       if (weight != 0) functional_adjoint(&js, f, 0, weight, m, gf);
       if (n == nstep && tp.ends[i]) functional_adjoint(&js, f, 1, 1, m, gf);
-      if (i > 0) {
-        adjoint_step(&js, terms, m, gf, scratch);
-        continue;
-      }
-      for (int k = 0; k < p; k++)
+      for (int k = 0; k < p && i == 0; k++)
         for (int l = 0; l < 3; l++)
           gf[k] += mbu_dot(nz, m + l * nz, x0 + (size_t)l * np * nzs + (size_t)k * nzs);
+    }
+    if (i == 0) continue;
+    /* the step's systems in reverse order, each formed once for every functional */
+    for (int stage = 0; stage < 3; stage++) {
+      if (stage == 1) projection_point(&js, 1, P, r1, g1);
+      if (stage == 2 && (st = dynamic_point(&js, matrices, r0, g0, err)) != MB_OK) goto done;
+      const double* r = stage == 0 ? r2 : stage == 1 ? r1 : r0;
+      const double* g = stage == 0 ? g2 : stage == 1 ? g1 : g0;
+      for (int f = 0; f < nf; f++)
+        adjoint_stage(&js, stage, matrices, r, g, mu + 3 * nzs * f, ms + 2 * nzs * f,
+                      grad + (size_t)f * p, scratch);
     }
   }
 
