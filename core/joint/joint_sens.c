@@ -9,11 +9,13 @@
    (K, C, M^n, the constraints' Hessians, its tangent models' explicit terms) carried by R and by
    the derivatives of the natural state (tree_tangent.c). A parameter moving a joint frame moves
    the natural state at fixed z: the explicit terms carry that too. The matrices are dense in the
-   joint coordinates. The forward sensitivity forms only the tangent linear model's and takes the
-   other terms as products along each parameter's sensitivities, one pass of the tree each
-   (unless there are as many parameters as coordinates); the adjoint needs the transposes and
-   forms the matrices. The initial state's sensitivities are the natural assembly's, read in
-   joint coordinates. */
+   joint coordinates. Both sensitivities form the tangent linear model's (the adjoint also the
+   columns of R and of its rates at the projected state, for the transposes of the constraint
+   rates and functionals); the forward one takes the other terms as products along each
+   parameter's sensitivities, the adjoint their transposes as products along each functional's
+   adjoints, one pass of the tree each (unless the parameters, or the functionals, are many for
+   the coordinates). The initial state's sensitivities are the natural assembly's, read in joint
+   coordinates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
