@@ -318,13 +318,12 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
   for (int j = 0; j < js->nz; j++) y[j] += s * mbu_dot(js->nq, X + (size_t)j * js->nq, x);
 }
 
-/* The dynamic state at jd's positions, multipliers and time and the rates zd, zdd: the natural
-   state and the forces with their Jacobians; then with A (nz x nz) the tangent linear model's
-   K + cv C + ca M in it, or without A the columns and K, C and M apart (for their
-   transposes). */
+/* The dynamic state at jd's positions (their constraints evaluated), multipliers and time and
+   the rates zd, zdd: the natural state and the forces with their Jacobians; then with A (nz x nz)
+   the tangent linear model's K + cv C + ca M in it, or without A the columns and K, C and M apart
+   (for their transposes). */
 static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, double cv, double ca,
                           double* A) {
-  mb_joint_constraints(js->jm, js->jd);
   mb_joint_tangent_state(js->tg, zd, zdd);
   mb_forces(js->aux, js->da, 1);
   if (A) {
@@ -347,10 +346,10 @@ static void newmark_star(joint_sens* js) {
     js->work[i] = cv * jd->z[i] - jd->zhat_v[i], js->work[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
 }
 
-/* The dynamic state of the step just taken: its Newmark rates (into js->work), with matrices K,
-   C and M apart, the factorised K + cv C + ca M + alpha Phi_z^T S Phi_z (the tangent linear
-   model of eq. 23 in joint coordinates), and each parameter's explicit terms into r (nz x p),
-   g (nc x p). */
+/* The dynamic state of the step just taken (its positions' constraints evaluated): its Newmark
+   rates (into js->work), with matrices K, C and M apart, the factorised K + cv C + ca M +
+   alpha Phi_z^T S Phi_z (the tangent linear model of eq. 23 in joint coordinates), and each
+   parameter's explicit terms into r (nz x p), g (nc x p). */
 static mb_status dynamic_point(joint_sens* js, int matrices, double* r, double* g, mb_error* err) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
@@ -490,6 +489,7 @@ mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* 
   joint_sens js;
   mb_status st = joint_sens_init(&js, desc, jm, jd, mb_desc_gradient_count(desc), err);
   if (st == MB_OK) {
+    mb_joint_constraints(jm, jd);
     dynamic_state(&js, zd, zdd, 0, 0, NULL);
     for (int k = 0; k < js.p; k++)
       explicit_terms(&js, k, 0, r + (size_t)k * js.nz, g + (size_t)k * js.nc);
@@ -532,6 +532,7 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
      coordinates, the matrices */
   const int matrices = js->p >= nz;
   sensitivity_history(js);
+  mb_joint_constraints(js->jm, js->jd);
   mb_status st = dynamic_point(js, matrices, js->rhs, js->g, err);
   if (st != MB_OK) return st;
   for (int k = 0; k < js->p; k++) {

@@ -289,22 +289,29 @@ static void geometric_of(mb_joint_tangent* js, const double* v, const mb_tree_di
   mb_tree_wrench_sums(t, js->jd->st, js->aux, js->w, js->sp);
 }
 
+/* y (nz) += s (R^T X^T dq + c G(M^n dq) r) for dq = R x (in js->scr) and joint rates r: the
+   transposes of R^T X R x and of c R^T M^n d(R r)/dz x, X a natural matrix's nonzero entries. */
+static void add_transposed_terms(mb_joint_tangent* js, const mb_compact* X, const double* r,
+                                 double c, double s, double* y) {
+  const size_t nq = js->nq;
+  double *dq = js->scr, *rq = dq + nq, *v = js->u, *col = js->col;
+  mb_joint_tangent_along(js, js->sp, r, NULL, NULL, rq, NULL, NULL);
+  memset(v, 0, nq * sizeof(double));
+  mb_compact_mul_t(X, dq, 1, v);
+  mb_joint_tangent_rt_mul(js, v, s, 1, y);
+  memset(v, 0, nq * sizeof(double));
+  mb_mass_mul(js->aux, dq, 1, v);
+  const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = r};
+  geometric_of(js, v, &dir, rq, col);
+  for (int i = 0; i < js->nt; i++) y[i] += c * s * col[i];
+}
+
 /* y (nz) += s C^T x at the dynamic state of rates zd: R^T D^T R x + Rad^T M^n R x, with
    Rad^T v = 2 G(v) zd (qdd holds the rates quadratically: dqdd/dzd x = 2 d(R zd)/dz x). */
 void mb_joint_tangent_damping_mul_t(mb_joint_tangent* js, const double* zd, const double* x,
                                     double s, double* y) {
-  const size_t nq = js->nq;
-  double *dq = js->scr, *qd = dq + nq, *v = js->u, *col = js->col;
-  mb_joint_tangent_along(js, js->sp, x, NULL, NULL, dq, NULL, NULL);
-  mb_joint_tangent_along(js, js->sp, zd, NULL, NULL, qd, NULL, NULL);
-  memset(v, 0, nq * sizeof(double));
-  mb_compact_mul_t(&js->damp, dq, 1, v);
-  mb_joint_tangent_rt_mul(js, v, s, 1, y);
-  memset(v, 0, nq * sizeof(double));
-  mb_mass_mul(js->aux, dq, 1, v);
-  const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = zd};
-  geometric_of(js, v, &dir, qd, col);
-  for (int i = 0; i < js->nt; i++) y[i] += 2 * s * col[i];
+  mb_joint_tangent_along(js, js->sp, x, NULL, NULL, js->scr, NULL, NULL);
+  add_transposed_terms(js, &js->damp, zd, 2, s, y);
 }
 
 /* The state of a projection's derivatives: the multipliers mult, js->v = R y,
@@ -343,23 +350,14 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, cons
    G(M^n R x) y, the last the transpose of R^T M^n d(R y)/dz (d(R y)/dz x = d(R x)/dz y). */
 void mb_joint_tangent_projection_mul_t(mb_joint_tangent* js, const double* y, const double* x,
                                        const double* mult, double s, double* out) {
-  const size_t nq = js->nq;
-  double *dq = js->scr, *ry = dq + nq, *v = js->u, *col = js->col;
+  double *dq = js->scr, *col = js->col;
   mb_joint_tangent_along(js, js->sp, x, NULL, NULL, dq, NULL, NULL);
-  mb_joint_tangent_along(js, js->sp, y, NULL, NULL, ry, NULL, NULL);
   const mb_tree_direction dx = {.coord = -1, .body = -1, .dz = x};
   memset(col, 0, (size_t)js->nz * sizeof(double));
   geometric_along(js, &dx, dq, col);
   add_normalisations(js, mult, x, col, 1);
   for (int i = 0; i < js->nz; i++) out[i] += s * col[i];
-  memset(v, 0, nq * sizeof(double));
-  mb_compact_mul_t(&js->kh, dq, 1, v);
-  mb_joint_tangent_rt_mul(js, v, s, 1, out);
-  memset(v, 0, nq * sizeof(double));
-  mb_mass_mul(js->aux, dq, 1, v);
-  const mb_tree_direction dy = {.coord = -1, .body = -1, .dz = y};
-  geometric_of(js, v, &dy, ry, col);
-  for (int i = 0; i < js->nt; i++) out[i] += s * col[i];
+  add_transposed_terms(js, &js->kh, y, 1, s, out);
 }
 
 /* P (nz x nz by columns) = d(M y + Phi_z^T mult)/dz at fixed y (joint, the rate change of a

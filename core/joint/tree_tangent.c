@@ -269,13 +269,14 @@ static double coefficient(const mb_tree_direction* dir, int k, int level) {
   return (v[level] ? v[level][k] : 0) + (k == dir->coord ? c[level] : 0);
 }
 
-/* sp->dP = the displacement twist P of each body along dir, sp->dV and sp->dA the derivatives of
-   its velocity and acceleration, and sp->moved whether dir moves it, from the sums of add_term
-   over the coordinates on each body's path (and the moved frame, from its body on). */
+/* sp->sums = the sums of add_term over the coordinates on each body's path (and the moved frame,
+   from its body on), the first 6 the body's displacement twist P along dir; sp->dV and sp->dA
+   the derivatives of its velocity and acceleration, and sp->moved whether dir moves it. */
 static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir) {
   frame_term storage;
   direction_term frame;
   if (dir->body >= 0) frame = frame_term_of(t, sp, dir, &storage);
+  const int every = dir->dz || dir->dzd || dir->dzdd;
   for (int o = 0; o < t->nbody; o++) {
     const int b = t->order[o], p = t->parent[b];
     double sum[24];
@@ -284,7 +285,6 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
     else
       memcpy(sum, sp->sums + 24 * p, sizeof sum);
     if (b == dir->body) add_term(&frame, sum);
-    const int every = dir->dz || dir->dzd || dir->dzdd;
     for (int k = t->zadr[b]; k < t->zadr[b] + t->znum[b]; k++) {
       if (!every && k != dir->coord) continue;
       const direction_term d = coordinate_term(sp, k, coefficient(dir, k, 0),
