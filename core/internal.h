@@ -345,8 +345,9 @@ int mb_friction_lvecs(const mb_model* m, int j, int* lv);
 /* T (values on the system pattern) += s times the friction's terms of the Newton matrix that the
    forces' Jacobians leave out, at the multipliers in d->lambda: the stiffness K_f = sum_a F_a
    dg_a/dq + g_a dF_a/dq^T and, the multipliers being lambda + alpha S Phi in the Newton
-   iteration, g_a dF_a/dlambda^T alpha S Phi_q. */
-void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T);
+   iteration, g_a dF_a/dlambda^T alpha S Phi_q, with S the rows' penalty scales scale (ncon). */
+void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, const double* scale, double s,
+                         double* T);
 
 /* The hint an integration failure adds in a model with joint friction (""  without): friction
    whose normal force grows with the friction itself faster than the friction grows (gain above

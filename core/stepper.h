@@ -69,6 +69,8 @@ typedef struct mb_projection {
   void (*phi_mul)(void* ctx, const double* x, double* y);   /* y += Phi_q x */
   void (*phi_mul_t)(void* ctx, const double* w, double* y); /* y -= Phi_q^T w */
   void (*solve)(void* ctx, double* b);                      /* b = (P + pen Phi_q^T S Phi_q)^-1 b */
+  int relative; /* 1: tol relative to |rhs| + |x| alone, for solutions of any size (sensitivities)
+                 */
 } mb_projection;
 
 /* x (n) from b0 = P x* (n) and rhs (nc), with the multipliers into mult (nc); work: n + nc.

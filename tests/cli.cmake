@@ -306,6 +306,17 @@ mbopt_cli_test(simulate_joint_reactions 0 "joint coordinates .RTdyn0..*reactions
 mbopt_cli_test(gradient_joint_reactions_refused 3
   "functionals\\[0\\] \\(reactions\\): its output F_jA\\.x reads a joint's multipliers" 1
   gradient tests/models/ok/reactions_planar.json --formulation joint)
+# joint friction in joint coordinates: its joints are cut, their multipliers the reactions its
+# law reads; the natural formulation has psi = 82.3046 (within 1e-3 of each other). Gradients by
+# both methods against differences, on the planar, spatial and spherical joints' friction and the
+# cylindrical one's (whose transition velocity's differences are noisy below 1e-2 of it, in both
+# formulations: larger steps, 1e-4)
+mbopt_cli_test(simulate_joint_friction 0 "17 joint coordinates.*psi = 82\\.3[01][0-9]*.*completed" 0
+  simulate problems/control/governor_design_friction.json --formulation joint)
+mbopt_check_both(joint_friction_spatial tests/models/ok/friction_spatial.json --formulation joint)
+mbopt_check_both(joint_friction_ball tests/models/ok/friction_ball.json --formulation joint)
+mbopt_check_both(joint_friction_sleeve tests/models/ok/friction_sleeve.json --formulation joint
+  --fd-step 1e-2 --tolerance 1e-4)
 mbopt_cli_test(bad_formulation 2 "--formulation: expected natural or joint" 1
   simulate problems/fivebar.json --formulation cartesian)
 # a gradient-free optimisation needs simulations alone: it runs in joint coordinates

@@ -457,7 +457,8 @@ static void add_rate_hessians(const mb_model* m, const mb_data* d, int j, const 
   }
 }
 
-void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, double* T) {
+void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, const double* scale, double s,
+                         double* T) {
   const size_t nq = m->nq, nc = m->ncon;
   double *g = d->fric_work, *dq = g + 3 * nq, *w = dq + 3 * nq;
   for (int j = 0; j < m->njoint; j++) {
@@ -472,7 +473,7 @@ void mb_friction_tangent(const mb_model* m, mb_data* d, double alpha, double s, 
       double* dqa = dq + a * nq;
       memset(w, 0, sizeof(double) * nc);
       mbd_friction_partials(m, d, j, a, d->lambda, &f, 1, dqa, NULL, w, NULL, NULL);
-      for (size_t i = 0; i < nc; i++) w[i] *= alpha * m->con_scale[i];
+      for (size_t i = 0; i < nc; i++) w[i] *= alpha * scale[i];
       mb_rows_mul_t(&m->structure->phiq, d->phiq, w, 1, dqa);
       mbd_friction_rate_partials(m, d, j, a, 1, NULL, g + a * nq);
     }

@@ -250,8 +250,8 @@ double mb_project_iterate(const mb_projection* p, const double* b0, double* x, c
     memcpy(viol, rhs, sizeof(double) * nc);
     p->phi_mul(p->ctx, x, viol);
     worst = mbu_norm_inf(nc, viol);
-    double scale = 1 + mbu_norm_inf(nc, rhs) + mbu_norm_inf(n, x);
-    if (worst <= p->tol * scale) break;
+    double scale = (p->relative ? 0 : 1) + mbu_norm_inf(nc, rhs) + mbu_norm_inf(n, x);
+    if (worst <= p->tol * scale || worst < 1e-300) break;
     for (int i = 0; i < nc; i++) mult[i] += p->penalty * p->scale[i] * viol[i];
   }
   return worst;

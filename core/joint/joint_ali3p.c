@@ -16,8 +16,9 @@
 typedef struct joint_step {
   const mb_joint_model* jm;
   mb_joint_data* jd;
-  mb_factor* factor; /* the projections' and KKT solves' leading matrix */
-  int transpose;     /* solve with its transpose */
+  mb_factor* factor;               /* the projections' and KKT solves' leading matrix */
+  int transpose;                   /* solve with its transpose */
+  const mb_joint_coupling* couple; /* the friction's multiplier coupling of a KKT solve, or NULL */
 } joint_step;
 
 /* A (values on the full pattern) = the dense row-major D. */
@@ -92,6 +93,7 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   mb_joint_data* jd = c->jd;
   const int nz = jm->nz, nc = jm->ncon;
   const double h = s->opt->step, gh = s->opt->gamma * h, bh2 = s->opt->beta * h * h;
+  mb_joint_friction_multipliers(jm, jd->aux, jd->lambda, alpha, jd->phi);
   mb_joint_motion(jm, jd, 0);
   mb_joint_dynamics(jm, jd, tangent);
   /* r = beta h^2 (M zdd + Phi_z^T (lambda + alpha S Phi) - Q) */
@@ -106,6 +108,7 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   if (!tangent) return 0;
   double* D = jd->work + nc;
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
+  if (jm->friction) mb_friction_tangent(jm->aux, jd->aux, alpha, jm->row_scale, 1, jd->aux->stiff);
   add_carried(jm, jd, bh2, jd->aux->stiff, gh, jd->aux->damp, D);
   mb_joint_add_gram(jm, jd, jm->scale, bh2 * alpha, D);
   to_pattern(jm, D, jd->tangent);
@@ -117,17 +120,27 @@ static void joint_solve(const mb_stepper* s, double* r) {
   mb_factor_solve(&c->jd->newton, 0, 1, r);
 }
 
+/* y += Phi_z x, or B x of a transposed coupled solve */
 static void joint_phi_mul(void* ctx, const double* x, double* y) {
   const joint_step* c = ctx;
-  const int nz = c->jm->nz;
-  for (int i = 0; i < c->jm->ncon; i++) y[i] += mbu_dot(nz, c->jd->phiz + (size_t)i * nz, x);
+  const int nz = c->jm->nz, nc = c->jm->ncon;
+  for (int i = 0; i < nc; i++) y[i] += mbu_dot(nz, c->jd->phiz + (size_t)i * nz, x);
+  for (int a = 0; c->couple && c->transpose && a < c->couple->n; a++) {
+    const double gx = mbu_dot(nz, c->couple->gz + (size_t)a * nz, x);
+    for (int i = 0; i < nc; i++) y[i] += c->couple->lz[(size_t)a * nc + i] * gx;
+  }
 }
 
+/* y -= Phi_z^T w, or B^T w of a coupled solve */
 static void joint_phi_mul_t(void* ctx, const double* w, double* y) {
   const joint_step* c = ctx;
-  const int nz = c->jm->nz;
-  for (int i = 0; i < c->jm->ncon; i++)
+  const int nz = c->jm->nz, nc = c->jm->ncon;
+  for (int i = 0; i < nc; i++)
     for (int j = 0; j < nz; j++) y[j] -= c->jd->phiz[(size_t)i * nz + j] * w[i];
+  for (int a = 0; c->couple && !c->transpose && a < c->couple->n; a++) {
+    const double lw = mbu_dot(nc, c->couple->lz + (size_t)a * nc, w);
+    for (int j = 0; j < nz; j++) y[j] -= c->couple->gz[(size_t)a * nz + j] * lw;
+  }
 }
 
 static void joint_projection_solve(void* ctx, double* b) {
@@ -171,9 +184,10 @@ mb_status mb_joint_factor_projection(const mb_joint_model* jm, mb_joint_data* jd
 }
 
 double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, int transpose,
-                    double pen, int iterations, double tol, const double* b0, double* x,
-                    const double* rhs, double* mult, double* work) {
-  joint_step c = {jm, jd, f, transpose};
+                    const mb_joint_coupling* couple, double pen, int iterations, double tol,
+                    int relative, const double* b0, double* x, const double* rhs, double* mult,
+                    double* work) {
+  joint_step c = {jm, jd, f, transpose, couple};
   const mb_projection p = {jm->nz,
                            jm->ncon,
                            jm->scale,
@@ -183,7 +197,8 @@ double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, i
                            &c,
                            joint_phi_mul,
                            joint_phi_mul_t,
-                           joint_projection_solve};
+                           joint_projection_solve,
+                           relative};
   return mb_project_iterate(&p, b0, x, rhs, mult, work);
 }
 
@@ -191,8 +206,8 @@ double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, i
 static double project(const mb_joint_model* jm, mb_joint_data* jd, const double* b0, double* x,
                       const double* rhs, double* mult) {
   const mb_settings* o = &jm->aux->opt;
-  return mb_joint_kkt(jm, jd, &jd->projection, 0, jd->proj_penalty, o->projection_iterations,
-                      o->tol_projection, b0, x, rhs, mult, jd->work);
+  return mb_joint_kkt(jm, jd, &jd->projection, 0, NULL, jd->proj_penalty, o->projection_iterations,
+                      o->tol_projection, 0, b0, x, rhs, mult, jd->work);
 }
 
 /* b = M x */
@@ -255,7 +270,7 @@ static const mb_stepper_ops joint_ops = {joint_positions, joint_residual, joint_
    context, filled). */
 static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, const mb_settings* opt,
                                 joint_step* c) {
-  *c = (joint_step){jm, jd, NULL, 0};
+  *c = (joint_step){jm, jd, NULL, 0, NULL};
   return (mb_stepper){.ops = &joint_ops,
                       .ctx = c,
                       .opt = opt,
@@ -275,7 +290,7 @@ static mb_stepper joint_stepper(const mb_joint_model* jm, mb_joint_data* jd, con
                       .t = &jd->t,
                       .report = &jd->aux->report,
                       .penalty_remedy = 0,
-                      .lock_hint = "",
+                      .lock_hint = mb_friction_lock_hint(jm->aux),
                       .kept = &jd->kept};
 }
 
@@ -306,7 +321,7 @@ static void retry_restore(void* ctx) {
 
 mb_status mb_joint_substeps(const mb_joint_model* jm, mb_joint_data* jd, int n,
                             mb_joint_substep_hook after, void* user, mb_error* err) {
-  joint_step c = {jm, jd, NULL, 0}, s_ctx;
+  joint_step c = {jm, jd, NULL, 0, NULL}, s_ctx;
   const mb_settings sub = mb_substep_settings(&jm->aux->opt, n);
   const mb_stepper s = joint_stepper(jm, jd, &sub, &s_ctx);
   const double t0 = jd->start_t, t_next = (jd->start_steps + 1) * jm->aux->opt.step;
@@ -326,7 +341,7 @@ static mb_status retry_substeps(void* ctx, int n, mb_error* err) {
 }
 
 mb_status mb_joint_step(const mb_joint_model* jm, mb_joint_data* jd, int* substeps, mb_error* err) {
-  joint_step c = {jm, jd, NULL, 0};
+  joint_step c = {jm, jd, NULL, 0, NULL};
   const mb_retry r = {&c,         &jm->aux->opt, &jd->aux->report, retry_step, retry_substeps,
                       retry_save, retry_restore};
   return mb_step_retrying(&r, substeps, err);
@@ -339,7 +354,7 @@ static mb_status equilibrium(void* ctx, mb_error* err) {
 }
 
 mb_status mb_joint_assemble_natural(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  joint_step c = {jm, jd, NULL, 0};
+  joint_step c = {jm, jd, NULL, 0, NULL};
   return mb_assemble_with(jm->aux, jd->aux, equilibrium, &c, err);
 }
 
@@ -402,17 +417,23 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   return MB_OK;
 }
 
-/* the joint formulation's run (stepper.h), with the natural multipliers the outputs read */
+/* The natural multipliers the outputs read after a step or the assembly: the friction's (its
+   power) those the step converged to, unless the reactions' recovery sets them all. */
+static mb_status output_multipliers(joint_step* c, mb_status st, mb_error* err) {
+  if (st != MB_OK) return st;
+  mb_joint_friction_multipliers(c->jm, c->jd->aux, c->jd->lambda, 0, NULL);
+  return mb_joint_natural_multipliers(c->jm, c->jd, err);
+}
+
+/* the joint formulation's run (stepper.h) */
 static mb_status run_assemble(void* ctx, mb_error* err) {
   joint_step* c = ctx;
-  const mb_status st = mb_joint_assemble(c->jm, c->jd, err);
-  return st != MB_OK ? st : mb_joint_natural_multipliers(c->jm, c->jd, err);
+  return output_multipliers(c, mb_joint_assemble(c->jm, c->jd, err), err);
 }
 
 static mb_status run_step(void* ctx, mb_error* err) {
   joint_step* c = ctx;
-  const mb_status st = mb_joint_step(c->jm, c->jd, NULL, err);
-  return st != MB_OK ? st : mb_joint_natural_multipliers(c->jm, c->jd, err);
+  return output_multipliers(c, mb_joint_step(c->jm, c->jd, NULL, err), err);
 }
 
 static double run_driver_power(void* ctx) {
@@ -424,7 +445,7 @@ static double run_driver_power(void* ctx) {
 
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err) {
-  joint_step c = {jm, jd, NULL, 0};
+  joint_step c = {jm, jd, NULL, 0, NULL};
   const mb_run run = {&c, run_assemble, run_step, run_driver_power};
   return mb_run_simulation(jm->aux, jd->aux, &run, obs, user, err);
 }

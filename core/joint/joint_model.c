@@ -21,6 +21,7 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->state_qadr);
   free(jm->state_mass);
   free(jm->scale);
+  free(jm->row_scale);
   free(jm->norm_label);
   free(jm->entry);
   free(jm->need_coord);
@@ -48,6 +49,14 @@ static int needed_coordinates(mb_joint_model* jm) {
   for (int i = 0; i < aux->nforce; i++)
     for (int k = st->force_blkadr[i]; k < st->force_blkadr[i + 1]; k++)
       for (int r = 0; r < dim; r++) mark[dim * st->force_block[k] + r] = 1;
+  /* the joints' friction: the coordinates of the two bodies it reads */
+  for (int j = 0; j < aux->njoint; j++)
+    for (int side = 0; aux->joint_friction[j] && side < 2; side++) {
+      const int b = aux->marker_body[aux->joint_marker[2 * j + side]];
+      for (int e = 0; e < aux->nelem; e++)
+        for (int r = 0; b >= 0 && aux->elem_body[e] == b && aux->elem_qadr[e] >= 0 && r < dim; r++)
+          mark[aux->elem_qadr[e] + r] = 1;
+    }
   /* the controllers' states, with the coordinates their actuators and errors couple them to */
   for (int k = 0; k < jm->nstate; k++) {
     const int w = jm->state_qadr[k];
@@ -185,23 +194,11 @@ static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   return MB_OK;
 }
 
-/* What the formulation cannot take yet, named by field; MB_OK when none. */
-static mb_status unsupported(const mb_desc* d, mb_error* err) {
-  for (int j = 0; j < d->njoint; j++)
-    if (d->joint[j].friction.enabled)
-      return mb_error_set(err, MB_ERR_MODEL,
-                          "joints[%d] (%s).friction: joint friction is not available in joint "
-                          "coordinates yet; use \"formulation\": \"natural\"",
-                          j, d->joint[j].name);
-  return MB_OK;
-}
-
 mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_model** out,
                                 mb_error* err) {
   *out = NULL;
   mb_error_clear(err);
-  mb_status st = unsupported(d, err);
-  if (st != MB_OK) return st;
+  mb_status st;
   mb_joint_model* jm = calloc(1, sizeof *jm);
   if (!jm) return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   jm->ref = ref;
@@ -247,12 +244,16 @@ mb_status mb_joint_model_create(const mb_desc* d, mb_reference ref, mb_joint_mod
   free(unit);
   jm->nz = jm->tree->nz + jm->nstate;
   jm->scale = calloc((size_t)jm->ncon + 1, sizeof(double));
+  jm->row_scale = calloc((size_t)aux->ncon + 1, sizeof(double));
   jm->norm_label = calloc((size_t)jm->tree->nnorm + 1, sizeof *jm->norm_label);
-  if (!jm->scale || !jm->norm_label || dense_solvers(jm) != 0 || needed_coordinates(jm) != 0 ||
-      mb_joint_reactions_build(jm) != 0 || (st = penalty_scales(d, jm)) != MB_OK) {
+  if (!jm->scale || !jm->row_scale || !jm->norm_label || dense_solvers(jm) != 0 ||
+      needed_coordinates(jm) != 0 || mb_joint_reactions_build(jm) != 0 ||
+      (st = penalty_scales(d, jm)) != MB_OK) {
     mb_joint_model_free(jm);
     return mb_error_set(err, MB_ERR_MEMORY, "joint formulation: out of memory");
   }
+  for (int i = 0; i < jm->nrow; i++) jm->row_scale[jm->row[i]] = jm->scale[i];
+  jm->friction = mb_friction_count(aux, NULL) > 0;
   for (int n = 0; n < jm->tree->nnorm; n++) {
     const int b = jm->tree->zbody[jm->tree->normadr[n]];
     snprintf(jm->norm_label[n], MB_LABEL_LEN, "the Euler parameters of body %s", d->body[b].name);
@@ -339,7 +340,8 @@ static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const 
 }
 
 /* out (nz) = the gradient of row i in the scatter row times dq/dz, along the path of each of
-   its coordinates (the other columns of dq/dz are zero); the scatter row is cleared. */
+   its coordinates (the other columns of dq/dz are zero); the gradient moves to the natural
+   workspace's Phi_q (the friction's tangent reads it) and the scatter row is cleared. */
 static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int i, double* out) {
   const mb_rows* rows = &jm->aux->structure->phiq;
   const int nz = jm->nz;
@@ -348,6 +350,7 @@ static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int 
   for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
     const int c = rows->col[k], n = jm->need_rank[c];
     const double* rc = jd->Rq + (size_t)c * nz;
+    jd->aux->phiq[k] = g[c];
     for (int p = jm->coord_path_adr[n]; p < jm->coord_path_adr[n + 1]; p++) {
       const int j = jm->coord_path[p];
       out[j] += g[c] * rc[j];
@@ -429,6 +432,12 @@ void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobian
   mb_tree_project(t, jd->st, jd->W, jd->Q, jd->work);
   for (int k = 0; k < jm->nstate; k++) jd->Q[t->nz + k] = jd->aux->force[jm->state_qadr[k]];
   mb_joint_mass(jm, jd);
+}
+
+void mb_joint_friction_multipliers(const mb_joint_model* jm, mb_data* da, const double* lambda,
+                                   double alpha, const double* phi) {
+  for (int i = 0; jm->friction && i < jm->nrow; i++)
+    da->lambda[jm->row[i]] = lambda[i] + (alpha != 0 ? alpha * jm->scale[i] * phi[i] : 0);
 }
 
 void mb_joint_mass(const mb_joint_model* jm, mb_joint_data* jd) {

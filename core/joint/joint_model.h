@@ -28,6 +28,9 @@ typedef struct mb_joint_model {
   double* state_mass; /* (nstate) its mass in the natural model (controllers.c: unit) */
   double* scale;      /* (ncon) penalty scales, as the natural model's (compile.c) at the initial
                          poses */
+  double* row_scale;  /* (aux ncon) the same on the natural rows: the imposed rows', 0 elsewhere */
+  int friction;       /* joints with friction (all cut, tree.h): the forces read the imposed rows'
+                         multipliers, which the step places in the natural workspace's lambda */
   char (*norm_label)[MB_LABEL_LEN]; /* (nnorm) names of the normalisation rows */
   mb_pattern* full;                 /* the dense nz x nz pattern of the Newton and projection
                                        matrices */
@@ -120,6 +123,12 @@ void mb_joint_constraint_time(const mb_joint_model* jm, mb_joint_data* jd);
    also their K = -dQ/dq and C = -dQ/dqd in the natural model's workspace (stiff, damp). */
 void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobians);
 
+/* With joint friction, the natural workspace da's multipliers on the imposed rows = lambda +
+   alpha S phi (ncon each; the Newton residual's; alpha 0: lambda, phi may be NULL), for the
+   friction's forces to read; nothing without. */
+void mb_joint_friction_multipliers(const mb_joint_model* jm, mb_data* da, const double* lambda,
+                                   double alpha, const double* phi);
+
 /* M at the poses of the last mb_joint_constraints: the tree's, and the states' masses. */
 void mb_joint_mass(const mb_joint_model* jm, mb_joint_data* jd);
 
@@ -138,8 +147,8 @@ int mb_joint_reactions_build(mb_joint_model* jm);
    MB_ERR_LINALG or MB_ERR_MEMORY from the least-squares solves, with err. */
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
-/* MB_ERR_MODEL naming the functional when one reads joint multipliers, whose gradients joint
-   coordinates do not have yet. */
+/* MB_ERR_MODEL naming the joint with friction, or the functional, when one reads joint
+   multipliers, whose gradients joint coordinates do not have yet. */
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
@@ -163,13 +172,27 @@ mb_status mb_joint_equilibrium(const mb_joint_model* jm, mb_joint_data* jd, mb_e
 void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
                        double* D);
 
-/* x (nz) solving P x + Phi_z^T mult = b0, Phi_z x + rhs = 0 by the augmented Lagrangian iteration
-   of mb_project_iterate on the factorised f = P + pen Phi_z^T S Phi_z, Phi_z that of jd; mult
-   (ncon) starts the iteration and receives the multipliers; work: nz + ncon. Returns the final
+/* The multipliers' coupling of joint friction in a tangent linear model: the friction's
+   generalised forces -sum_a F_a R^T g_a read the imposed rows' multipliers, so that the KKT
+   system's multiplier block is B^T = Phi_z^T + sum_a gz_a lz_a^T instead of Phi_z^T (Verulkar,
+   Sandu, Sandu and Dopico, "Simultaneous optimal system and controller design for multibody
+   systems with joint friction using direct sensitivities", in joint coordinates). */
+typedef struct mb_joint_coupling {
+  int n;            /* the friction's rates */
+  const double* gz; /* (n x nz) R^T g_a */
+  const double* lz; /* (n x ncon) dF_a/dlambda on the joint rows, 0 on the normalisations */
+} mb_joint_coupling;
+
+/* x (nz) solving P x + B^T mult = b0, Phi_z x + rhs = 0 (transposed: P^T x + Phi_z^T mult = b0,
+   B x + rhs = 0) by the augmented Lagrangian iteration of mb_project_iterate on the factorised
+   f = P + pen Phi_z^T S Phi_z, Phi_z that of jd, B = Phi_z unless coupled (couple, may be NULL),
+   to at most iterations and the tolerance tol (relative: mb_projection.relative); mult (ncon)
+   starts the iteration and receives the multipliers; work: nz + ncon. Returns the final
    violation. */
 double mb_joint_kkt(const mb_joint_model* jm, mb_joint_data* jd, mb_factor* f, int transpose,
-                    double pen, int iterations, double tol, const double* b0, double* x,
-                    const double* rhs, double* mult, double* work);
+                    const mb_joint_coupling* couple, double pen, int iterations, double tol,
+                    int relative, const double* b0, double* x, const double* rhs, double* mult,
+                    double* work);
 
 /* Factorises jd->projection = M + pen Phi_z^T S Phi_z at the positions of the last
    mb_joint_constraints and jd->M, pen (jd->proj_penalty) by the natural formulation's rule

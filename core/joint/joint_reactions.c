@@ -19,14 +19,6 @@ static int reads_multipliers(const mb_model* m, int s) {
          type == MB_SENSOR_MULTIPLIERS;
 }
 
-/* Whether output column c of m is one of such a sensor's. */
-static int column_reads_multipliers(const mb_model* m, int c) {
-  for (int s = 0; s < m->nsensor; s++)
-    if (c >= m->sensor_outadr[s] && c < m->sensor_outadr[s] + m->sensor_outnum[s])
-      return reads_multipliers(m, s);
-  return 0;
-}
-
 int mb_joint_reactions_build(mb_joint_model* jm) {
   const mb_model* aux = jm->aux;
   const mb_tree* t = jm->tree;
@@ -73,7 +65,7 @@ int mb_joint_reactions_build(mb_joint_model* jm) {
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
   const mb_model* aux = jm->aux;
   for (int k = 0; k < aux->nfterm; k++) {
-    if (!column_reads_multipliers(aux, aux->fterm_column[k])) continue;
+    if (!mb_output_reads_multipliers(aux, aux->fterm_column[k])) continue;
     const int f = aux->fterm_functional[k];
     return mb_error_set(err, MB_ERR_MODEL,
                         "functionals[%d] (%s): its output %s reads a joint's multipliers, whose "

@@ -14,8 +14,9 @@
    rates and functionals); the forward one takes the other terms as products along each
    parameter's sensitivities, the adjoint their transposes as products along each functional's
    adjoints, one pass of the tree each (unless the parameters, or the functionals, are many for
-   the coordinates). The initial state's sensitivities are the natural assembly's, read in joint
-   coordinates. */
+   the coordinates). With joint friction, whose forces read the cut joints' multipliers, the
+   tangent linear model's multiplier block carries their coupling (mb_joint_coupling). The initial
+   state's sensitivities are the natural assembly's, read in joint coordinates. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +42,10 @@ typedef struct joint_sens {
   unsigned char* moves_elements; /* (p) the parameter moves elements' local values */
   double *zr, *zdr, *zddr, *hat_v, *hat_a, *zdr_star, *zddr_star, *rhs; /* (nz x p) */
   double *lamr, *s1, *s2, *g;                                           /* (nc x p) */
-  double *dq, *dqd, *dqdd; /* (nq x p) the natural state's explicit parameter derivatives */
-  double *yz, *work;       /* (nz), (3 nz + nc): zd*, zdd*, then the KKT solves' scratch */
+  double *dq, *dqd, *dqdd;  /* (nq x p) the natural state's explicit parameter derivatives */
+  double *yz, *work;        /* (nz), (3 nz + nc): zd*, zdd*, then the KKT solves' scratch */
+  mb_joint_coupling couple; /* the friction's multiplier coupling at the dynamic state */
+  double* couple_buffer;    /* its vectors */
   mb_factor lu;
 } joint_sens;
 
@@ -51,6 +54,7 @@ static void joint_sens_free(joint_sens* js) {
   mb_factor_release(&js->lu);
   free(js->frame);
   free(js->moves_elements);
+  free(js->couple_buffer);
   free(js->zr);
   sens_free(js->ws);
 }
@@ -72,13 +76,16 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   js->tg = mb_joint_tangent_create(jm, jd);
   js->frame = calloc(np * 6 * t->nbody + 1, sizeof(double));
   js->moves_elements = calloc(np, 1);
+  mb_friction_count(jm->aux, &js->couple.n);
+  js->couple_buffer = calloc((size_t)js->couple.n * (nz + nc) + 1, sizeof(double));
+  js->couple.gz = js->couple_buffer, js->couple.lz = js->couple_buffer + js->couple.n * nz;
   const size_t size[] = {nz * np, nz * np, nz * np, nz * np, nz * np,    nz * np,
                          nz * np, nz * np, nc * np, nc * np, nc * np,    nc * np,
                          nq * np, nq * np, nq * np, nz,      3 * nz + nc};
   double** fields[] = {&js->zr,        &js->zdr, &js->zddr, &js->hat_v, &js->hat_a, &js->zdr_star,
                        &js->zddr_star, &js->rhs, &js->lamr, &js->s1,    &js->s2,    &js->g,
                        &js->dq,        &js->dqd, &js->dqdd, &js->yz,    &js->work};
-  if (!js->tg || !js->frame || !js->moves_elements ||
+  if (!js->tg || !js->frame || !js->moves_elements || !js->couple_buffer ||
       !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
       mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
@@ -318,6 +325,24 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
   for (int j = 0; j < js->nz; j++) y[j] += s * mbu_dot(js->nq, X + (size_t)j * js->nq, x);
 }
 
+/* A (nz x nz by columns) += the friction's coupling through the multipliers lambda + pen S Phi
+   of the tangent linear model: sum_a gz_a (pen lz_a^T S Phi_z). */
+static void add_friction_coupling(joint_sens* js, double pen, double* A) {
+  const mb_joint_coupling* c = &js->couple;
+  const int nz = js->nz, nc = js->nc;
+  double* row = js->tg->col; /* (nz) pen lz_a^T S Phi_z */
+  for (int a = 0; a < c->n; a++) {
+    memset(row, 0, (size_t)nz * sizeof(double));
+    for (int i = 0; i < nc; i++) {
+      const double w = pen * js->jm->scale[i] * c->lz[(size_t)a * nc + i];
+      for (int j = 0; w != 0 && j < nz; j++) row[j] += w * js->jd->phiz[(size_t)i * nz + j];
+    }
+    for (int j = 0; j < nz; j++)
+      for (int i = 0; row[j] != 0 && i < nz; i++)
+        A[(size_t)j * nz + i] += c->gz[(size_t)a * nz + i] * row[j];
+  }
+}
+
 /* The dynamic state at jd's positions (their constraints evaluated), multipliers and time and
    the rates zd, zdd: the natural state and the forces with their Jacobians; then with A (nz x nz)
    the tangent linear model's K + cv C + ca M in it, or without A the columns and K, C and M apart
@@ -325,7 +350,7 @@ static void columns_t_mul(const joint_sens* js, const double* X, const double* x
 static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, double cv, double ca,
                           double* A) {
   mb_joint_tangent_state(js->tg, zd, zdd);
-  mb_forces(js->aux, js->da, 1);
+  mb_joint_tangent_forces(js->tg, js->jd->lambda);
   if (A) {
     mb_joint_tangent_newton(js->tg, js->jd->lambda, cv, ca, A);
   } else {
@@ -333,6 +358,8 @@ static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, d
     mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
   }
   memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
+  mb_joint_tangent_coupling(js->tg, js->couple_buffer,
+                            js->couple_buffer + (size_t)js->couple.n * js->nz);
 }
 
 /* js->work (2 nz) = zd* = cv z - hat_v and zdd* = ca z - hat_a, the Newmark rates of the step's
@@ -364,6 +391,7 @@ static mb_status dynamic_point(joint_sens* js, int matrices, double* r, double* 
   dynamic_state(js, star, star + nz, cv, ca, matrices ? NULL : A);
   for (int k = 0; k < nz * nz && matrices; k++) A[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
   mb_joint_add_gram(jm, jd, jm->scale, o->penalty, A);
+  add_friction_coupling(js, o->penalty, A);
   for (int i = 0; i < nz; i++)
     for (int j = 0; j < nz; j++) tg->pattern[jm->entry[(size_t)i * nz + j]] = A[(size_t)j * nz + i];
   if (mb_factor_compute(&js->lu, tg->pattern) != 0)
@@ -469,18 +497,24 @@ static void rate_rows_t(joint_sens* js, int level, const double* nu, double s, d
   }
 }
 
-/* mb_joint_kkt to convergence: x (nz) solving P x + Phi_z^T mult = b0, Phi_z x = g (NULL: 0)
-   with the factorised f (transposed: P^T), pen its penalty. */
-static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, double pen, const double* b0,
-                      const double* g, double* x, double* mult) {
+/* mb_joint_kkt to convergence: x (nz) solving P x + B^T mult = b0, Phi_z x = g (NULL: 0), or
+   transposed P^T x + Phi_z^T mult = b0, B x = g, with the factorised f, pen its penalty; B =
+   Phi_z, or with the friction's coupling (the tangent linear model's) Phi_z + lz gz^T. */
+static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, int coupled, double pen,
+                      const double* b0, const double* g, double* x, double* mult) {
+  const int nz = js->nz, nc = js->nc;
+  const mb_joint_coupling* c = coupled && js->couple.n > 0 ? &js->couple : NULL;
   double* rhs = js->tg->col;
-  for (int i = 0; i < js->nc; i++) rhs[i] = g ? -g[i] : 0;
-  mb_joint_kkt(js->jm, js->jd, f, transpose, pen, 100, 1e-14, b0, x, rhs, mult,
-               js->work + 2 * js->nz);
+  for (int i = 0; i < nc; i++) rhs[i] = g ? -g[i] : 0;
+  mb_joint_kkt(js->jm, js->jd, f, transpose, c, pen, 100, 1e-13, 1, b0, x, rhs, mult,
+               js->work + 2 * nz);
   /* the iteration stops before its last multiplier update, which the adjoint reads */
-  for (int i = 0; i < js->nc; i++)
-    mult[i] +=
-        pen * js->jm->scale[i] * (mbu_dot(js->nz, js->jd->phiz + (size_t)i * js->nz, x) + rhs[i]);
+  for (int i = 0; i < nc; i++) {
+    double v = mbu_dot(nz, js->jd->phiz + (size_t)i * nz, x) + rhs[i];
+    for (int a = 0; c && transpose && a < c->n; a++)
+      v += c->lz[(size_t)a * nc + i] * mbu_dot(nz, c->gz + (size_t)a * nz, x);
+    mult[i] += pen * js->jm->scale[i] * v;
+  }
 }
 
 mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* jm,
@@ -543,7 +577,7 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
       dense_mul(nz, tg->C, 0, js->hat_v + c, 1, r);
     else
       mb_joint_tangent_damping_mul(tg, js->hat_v + c, 1, r);
-    kkt_solve(js, &js->lu, 0, o->penalty, r, js->g + (size_t)k * nc, js->zr + c,
+    kkt_solve(js, &js->lu, 0, 1, o->penalty, r, js->g + (size_t)k * nc, js->zr + c,
               js->lamr + (size_t)k * nc);
     for (int i = 0; i < nz; i++) {
       js->zdr_star[c + i] = cv * js->zr[c + i] - js->hat_v[c + i];
@@ -568,7 +602,7 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
       double* rows = js->work + 3 * nz; /* nc */
       rate_rows(js, level, js->zr + c, js->zdr + c, rows);
       for (int i = 0; i < nc; i++) g[i] -= rows[i];
-      kkt_solve(js, &js->jd->projection, 0, js->jd->proj_penalty, r, g, xr + c,
+      kkt_solve(js, &js->jd->projection, 0, 0, js->jd->proj_penalty, r, g, xr + c,
                 (level == 1 ? js->s1 : js->s2) + cc);
     }
   }
@@ -579,6 +613,7 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
    multipliers when the outputs read them (only without parameters: their gradients are refused,
    mb_joint_reactions_gradients). */
 static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
+  mb_joint_friction_multipliers(js->jm, js->da, js->jd->lambda, 0, NULL);
   if (js->p == 0) {
     const mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
     if (st != MB_OK) return st;
@@ -723,7 +758,7 @@ static void adjoint_stage(joint_sens* js, int stage, int matrices, const double*
   if (stage < 2) {
     /* the projection (symmetric), P^T at its rate change js->yz */
     const int level = 2 - stage;
-    kkt_solve(js, &jd->projection, 0, jd->proj_penalty, level == 2 ? mzdd : mzd, NULL, u, nu);
+    kkt_solve(js, &jd->projection, 0, 0, jd->proj_penalty, level == 2 ? mzdd : mzd, NULL, u, nu);
     double* m = level == 2 ? msdd : msd;
     memset(m, 0, (size_t)nz * sizeof(double));
     dense_mul(nz, jd->M, 0, u, 1, m);
@@ -739,7 +774,7 @@ static void adjoint_stage(joint_sens* js, int stage, int matrices, const double*
       mz[i] += a[0] * msd[i] + b[0] * msdd[i];
       mhv[i] = -msd[i], mha[i] = -msdd[i];
     }
-    kkt_solve(js, &js->lu, 1, js->opt->penalty, mz, NULL, u, nu);
+    kkt_solve(js, &js->lu, 1, 1, js->opt->penalty, mz, NULL, u, nu);
   }
   for (int k = 0; k < js->p; k++)
     grad[k] += mbu_dot(nz, u, r + (size_t)k * nz) + mbu_dot(nc, nu, g + (size_t)k * nc);

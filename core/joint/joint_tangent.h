@@ -52,6 +52,17 @@ void mb_joint_tangent_along(mb_joint_tangent* tg, mb_tree_spatial* sp, const dou
                             const double* dzd, const double* dzdd, double* dq, double* dqd,
                             double* dqdd);
 
+/* The natural model's forces at the state of tg with their Jacobians (its stiff and damp), the
+   joint friction reading the multipliers mult (ncon) of the imposed rows: its stiffness at fixed
+   multipliers in stiff, their own coupling apart (mb_joint_coupling). */
+void mb_joint_tangent_forces(mb_joint_tangent* tg, const double* mult);
+
+/* The friction's coupling through the multipliers (mb_joint_coupling) at the state of
+   mb_joint_tangent_forces: gz (rates x nz) = R^T g_a and lz (rates x ncon) = dF_a/dlambda on the
+   joint rows, for each rate a of the joints' friction in order, F_a its force on the rate and
+   -sum_a F_a g_a its natural generalised force. */
+void mb_joint_tangent_coupling(mb_joint_tangent* tg, double* gz, double* lz);
+
 /* tg->lam = the joint multipliers mult (ncon) on the imposed rows; tg->KH = the stiffness (with
    stiffness) plus sum lam_i Hessian(Phi_i). */
 void mb_joint_tangent_multipliers(mb_joint_tangent* tg, const double* mult, int stiffness);

@@ -132,8 +132,12 @@ mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err) {
   mb_local_frames(d, -1, adr, (const double(*)[9])R, mk);
   t->dim = d->dim, t->nbody = nb;
 
-  /* breadth first from the ground; an unreached body starts a subtree on a free joint */
+  /* breadth first from the ground; an unreached body starts a subtree on a free joint. A joint
+     with friction is always cut: its law reads the joint's reaction, which its rows' multipliers
+     give */
   for (int b = 0; b < nb; b++) t->parent[b] = -2;
+  for (int j = 0; j < nj; j++)
+    if (d->joint[j].friction.enabled) used[j] = 1, t->cut[t->ncut++] = j;
   int head = 0, tail = 0, next_free = 0;
   for (int from = -1;;) {
     for (int j = 0; j < nj; j++) {

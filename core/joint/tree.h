@@ -1,7 +1,8 @@
 /* The kinematic tree of the joint-coordinate (semi-recursive) formulation: bodies reached from
    the ground through joints, each body moved by its parent through the joint's relative
    coordinates z; loops are closed by cutting one joint, whose constraints the formulation then
-   imposes between the two sides (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian
+   imposes between the two sides (so are the joints with friction, whose multipliers are the
+   reactions the friction reads) (A. Lopez Varela, D. Dopico, A. Luaces, "Augmented Lagrangian
    index-3 semi-recursive formulations with projections: direct sensitivity analysis", section 3).
 
    Recursive kinematics (tree_kinematics.c): body poses, and the twists V_i = [rdot_i; omega_i] of
@@ -42,7 +43,7 @@ typedef struct mb_tree {
   int dim;          /* 2 or 3 */
   int nbody;        /* moving bodies, the description's */
   int nz;           /* joint coordinates */
-  int ncut;         /* joints cut to close loops */
+  int ncut;         /* joints cut: to close loops, or for their friction */
   int nnorm;        /* Euler-parameter quadruples (one normalisation constraint each) */
   int* order;       /* (nbody) bodies in tree order, each after its parent */
   int* parent;      /* (nbody) parent body, -1 the ground */
@@ -62,15 +63,15 @@ typedef struct mb_tree {
   double* mass;     /* (nbody) kg */
   double* com;      /* (nbody x 3) centre of mass, body frame */
   double* inertia;  /* (nbody x 9) inertia tensor about the centre of mass, body frame */
-  int* cut;         /* (ncut) the description's joints cut to close loops */
+  int* cut;         /* (ncut) the description's joints cut */
   int* path_adr;    /* (nbody + 1) first of each body's entries in path */
   int* path;        /* the coordinates of the joints from the ground to each body, its own last */
 } mb_tree;
 
 /* Builds the tree of a description: breadth first from the ground through the joints in their
-   order, a joint reaching a body already in the tree being cut; a body still unreached gets a
-   free joint to the ground and its own subtree. MB_ERR_MEMORY, or MB_ERR_ARGUMENT for a
-   description the tree cannot hold (the message names the field). */
+   order, a joint reaching a body already in the tree being cut, and every joint with friction
+   too; a body still unreached gets a free joint to the ground and its own subtree. MB_ERR_MEMORY,
+   or MB_ERR_ARGUMENT for a description the tree cannot hold (the message names the field). */
 mb_status mb_tree_compile(const mb_desc* d, mb_tree** out, mb_error* err);
 void mb_tree_free(mb_tree* t);
 

@@ -79,7 +79,8 @@ static double project(const mb_model* m, mb_data* d, double* x, const double* rh
                            &c,
                            natural_phi_mul,
                            natural_phi_mul_t,
-                           natural_projection_solve};
+                           natural_projection_solve,
+                           0};
   double* mx_star = d->work + m->nq + m->ncon;
   memset(mx_star, 0, sizeof(double) * m->nq);
   mb_mass_mul(m, x, 1, mx_star);
@@ -122,7 +123,7 @@ void mb_newton_matrix(const mb_model* m, mb_data* d, double alpha, const double*
   double* lambda = d->lambda;
   d->lambda = (double*)mult;
   mb_forces_into(m, d, &jac);
-  mb_friction_tangent(m, d, alpha, bh2, T);
+  mb_friction_tangent(m, d, alpha, m->con_scale, bh2, T);
   d->lambda = lambda;
   if (damp)
     for (int k = 0; k < nnz; k++) T[k] += gh * damp[k];
