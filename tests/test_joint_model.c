@@ -523,6 +523,8 @@ int main(void) {
   each_reference(&tally, "problems/vehicle/step_descent.json", check_model);
   each_reference(&tally, "tests/models/iftomm/a04_bricard.json", check_model);
   each_reference(&tally, "tests/models/ok/friction_planar.json", check_model);
+  each_reference(&tally, "tests/models/ok/friction_spatial.json", check_model);
+  each_reference(&tally, "tests/models/ok/friction_ball.json", check_model);
   each_reference(&tally, "problems/control/slider_crank_codesign_friction.json", check_model);
   each_reference(&tally, "problems/control/pendulum_pid_friction.json", check_model);
   each_reference(&tally, "problems/control/pendulum_pid.json", check_model);
@@ -536,7 +538,9 @@ int main(void) {
                             "problems/control/governor_design.json",
                             "problems/control/pendulum_pid_friction.json",
                             "problems/control/slider_crank_codesign_friction.json",
-                            "tests/models/ok/friction_sleeve.json"};
+                            "tests/models/ok/friction_sleeve.json",
+                            "tests/models/ok/friction_spatial.json",
+                            "tests/models/ok/friction_ball.json"};
   for (size_t i = 0; i < sizeof tangents / sizeof *tangents; i++)
     check_tangent_matrices(&tally, tangents[i]);
   const char* explicit[] = {"tests/models/ok/params_spatial.json",
