@@ -294,8 +294,9 @@ mbopt_cli_test(check_joint_governor_adjoint 0 "0 failed: passed" 0
   check problems/control/governor_design.json --formulation joint --method adjoint --t-end 0.5)
 mbopt_cli_test(simulate_joint_controllers 0 "12 joint coordinates .RTdyn0., 1 constraints, 2 controllers with 6 state coordinates, 5 DOF.*cost = 256\\.97[0-9]*.*completed" 0
   simulate problems/control/pendulum_pid.json --formulation joint)
-# reaction outputs in joint coordinates (the joints' multipliers recovered from the leaves); their
-# gradients are refused, naming the functional and the output
+# reaction outputs in joint coordinates (the tree joints' multipliers recovered from the leaves);
+# the gradients of those of the tree's joints are refused, naming the functional, the output and
+# the joint
 # stiff gains: the joint Newton matrix holds the controllers' couplings, so every step converges
 # on its own (without them every step needed sub-steps)
 mbopt_cli_test(simulate_joint_controllers_stiff 0 "\"substepped_steps\":0,.*\"status\":\"completed\"" 0
@@ -304,7 +305,7 @@ mbopt_cli_test(simulate_joint_controllers_stiff 0 "\"substepped_steps\":0,.*\"st
 mbopt_cli_test(simulate_joint_reactions 0 "joint coordinates .RTdyn0..*reactions = 228\\.7[0-9]*.*completed" 0
   simulate tests/models/ok/reactions_spatial.json --formulation joint)
 mbopt_cli_test(gradient_joint_reactions_refused 3
-  "functionals\\[0\\] \\(reactions\\): its output F_jA\\.x reads a joint's multipliers" 1
+  "functionals\\[0\\] \\(reactions\\): its output F_jA\\.x reads the multipliers of joint jA, a joint of the tree" 1
   gradient tests/models/ok/reactions_planar.json --formulation joint)
 # joint friction in joint coordinates: its joints are cut, their multipliers the reactions its
 # law reads; the natural formulation has psi = 82.3046 (within 1e-3 of each other). Gradients by
@@ -314,6 +315,9 @@ mbopt_cli_test(gradient_joint_reactions_refused 3
 mbopt_cli_test(simulate_joint_friction 0 "17 joint coordinates.*psi = 82\\.3[01][0-9]*.*completed" 0
   simulate problems/control/governor_design_friction.json --formulation joint)
 mbopt_check_both(joint_friction_spatial tests/models/ok/friction_spatial.json --formulation joint)
+# (the planar one's functional "loads" reads the reaction of its rail, a joint with friction, cut:
+# its multipliers are the formulation's own)
+mbopt_check_both(joint_friction_planar tests/models/ok/friction_planar.json --formulation joint)
 mbopt_check_both(joint_friction_ball tests/models/ok/friction_ball.json --formulation joint)
 mbopt_check_both(joint_friction_sleeve tests/models/ok/friction_sleeve.json --formulation joint
   --fd-step 1e-2 --tolerance 1e-4)

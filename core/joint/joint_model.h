@@ -141,14 +141,16 @@ void mb_joint_states_to_natural(const mb_joint_model* jm, const double* x, doubl
 /* jm->reactions and, with them, the per-body lists of jm; 0, or -1 out of memory. */
 int mb_joint_reactions_build(mb_joint_model* jm);
 
-/* The natural model's multipliers (jd->aux->lambda; kappa zero) at the state a step or the
-   assembly left, when jm has outputs that read them: the cut joints' and drivers' rows from
-   lambda + kappa, the tree's from the natural equations of motion body by body from the leaves.
+/* The natural model's multipliers (jd->aux->lambda and kappa) at the state a step or the
+   assembly left, when jm has outputs that read them: the cut joints' and drivers' rows the
+   formulation's lambda and kappa, the tree's (kappa zero) from the natural equations of motion
+   body by body from the leaves.
    MB_ERR_LINALG or MB_ERR_MEMORY from the least-squares solves, with err. */
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
-/* MB_ERR_MODEL naming the joint with friction, or the functional, when one reads joint
-   multipliers, whose gradients joint coordinates do not have yet. */
+/* MB_ERR_MODEL naming the functional when one reads the multipliers of a joint of the tree
+   (recovered body by body), whose gradients joint coordinates do not have yet; those of the cut
+   joints (the joints with friction among them) are the formulation's own. */
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */

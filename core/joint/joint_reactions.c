@@ -62,17 +62,31 @@ int mb_joint_reactions_build(mb_joint_model* jm) {
   return 0;
 }
 
+/* Whether joint j of the description is cut from the tree (its rows imposed with multipliers of
+   the formulation's own). */
+static int is_cut(const mb_tree* t, int j) {
+  for (int k = 0; k < t->ncut; k++)
+    if (t->cut[k] == j) return 1;
+  return 0;
+}
+
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
   const mb_model* aux = jm->aux;
   for (int k = 0; k < aux->nfterm; k++) {
-    if (!mb_output_reads_multipliers(aux, aux->fterm_column[k])) continue;
+    const int col = aux->fterm_column[k];
+    int comp;
+    if (!mb_output_reads_multipliers(aux, col)) continue;
+    const int joint = aux->sensor_ref[2 * mb_column_sensor(aux, col, &comp)];
+    if (is_cut(jm->tree, joint)) continue;
     const int f = aux->fterm_functional[k];
     return mb_error_set(err, MB_ERR_MODEL,
-                        "functionals[%d] (%s): its output %s reads a joint's multipliers, whose "
-                        "gradients are not available in joint coordinates yet; use "
-                        "\"formulation\": \"natural\"",
+                        "functionals[%d] (%s): its output %s reads the multipliers of joint %s, "
+                        "a joint of the tree, whose gradients are not available in joint "
+                        "coordinates yet (a loop's cut joint's are); use \"formulation\": "
+                        "\"natural\"",
                         f, aux->functional_name + (size_t)MB_NAME_LEN * f,
-                        aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k]);
+                        aux->out_name + (size_t)MB_LABEL_LEN * col,
+                        aux->joint_name + (size_t)MB_NAME_LEN * joint);
   }
   return MB_OK;
 }
@@ -120,6 +134,10 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
   if (st == MB_OK) {
     memcpy(da->lambda, lam, (size_t)nc * sizeof(double));
     memset(da->kappa, 0, (size_t)nc * sizeof(double));
+    /* the imposed rows' lambda and kappa apart, as the natural formulation leaves them: the
+       friction's outputs read lambda alone */
+    for (int i = 0; i < jm->nrow; i++)
+      da->lambda[jm->row[i]] = jd->lambda[i], da->kappa[jm->row[i]] = jd->kappa[i];
   }
   if (st != MB_OK)
     mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);

@@ -243,6 +243,20 @@ static void natural_sensitivities(joint_sens* js) {
   }
 }
 
+/* The imposed rows' multiplier sensitivities in the natural model's (js->ws->lamr, and the
+   acceleration projection's kappa in js->ws->s), for the functionals that read those rows'
+   multipliers (lambda + kappa), after a step. */
+static void multiplier_sensitivities(joint_sens* js) {
+  sens_ws* ws = js->ws;
+  const size_t nc = js->aux->ncon;
+  double* kappa = ws->s + nc * ws->ncol;
+  for (size_t k = 0; ws->reads_lambda && k < (size_t)js->p; k++)
+    for (int i = 0; i < js->jm->nrow; i++) {
+      ws->lamr[k * nc + js->jm->row[i]] = js->lamr[k * js->nc + i];
+      kappa[k * nc + js->jm->row[i]] = js->s2[k * js->nc + i];
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
    the initial state and the steps */
 
@@ -609,11 +623,21 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
   return MB_OK;
 }
 
+/* The natural workspace's multipliers of the imposed rows: the state's lambda and kappa, which
+   the outputs of the cut joints read. */
+static void imposed_multipliers(joint_sens* js) {
+  for (int i = 0; i < js->jm->nrow; i++) {
+    const int r = js->jm->row[i];
+    js->da->lambda[r] = js->jd->lambda[i], js->da->kappa[r] = js->jd->kappa[i];
+  }
+}
+
 /* The functionals' terms, of weight w, at the state just reached: its angles, and the joints'
-   multipliers when the outputs read them (only without parameters: their gradients are refused,
+   multipliers the outputs read: the imposed rows' lambda and kappa, and without parameters also
+   the tree's (the gradients of functionals that read those are refused,
    mb_joint_reactions_gradients). */
 static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
-  mb_joint_friction_multipliers(js->jm, js->da, js->jd->lambda, 0, NULL);
+  imposed_multipliers(js);
   if (js->p == 0) {
     const mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
     if (st != MB_OK) return st;
@@ -677,7 +701,7 @@ mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const long nstep = mb_step_count(aux);
   for (long n = 1; n <= nstep; n++) {
     if ((st = joint_step(&js, forward_after, &js, err)) != MB_OK) goto done;
-    if (p > 0) natural_sensitivities(&js);
+    if (p > 0) natural_sensitivities(&js), multiplier_sensitivities(&js);
     if ((st = state_terms(&js, n == nstep ? 0.5 * h : h, psi, grad, err)) != MB_OK) goto done;
   }
   sens_accumulate(aux, da, js.ws, 1, 1, psi, grad);
@@ -714,9 +738,10 @@ static void record(joint_sens* js, double* rec, int save) {
 }
 
 /* mu (3 nz: position, rate, acceleration adjoints of functional f) += weight d g_f/d(z, zd, zdd)
-   at the projected state, and grad (p) += weight times g_f's explicit parameter derivatives. */
+   at the projected state, lbar (nc) += weight d g_f/d(lambda + kappa) on the imposed rows, and
+   grad (p) += weight times g_f's explicit parameter derivatives. */
 static void functional_adjoint(joint_sens* js, int f, int final, double weight, double* mu,
-                               double* grad) {
+                               double* lbar, double* grad) {
   const mb_model* aux = js->aux;
   mb_joint_tangent* tg = js->tg;
   sens_ws* ws = js->ws;
@@ -729,6 +754,8 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
   columns_t_mul(js, tg->R, gqd, weight, mu + nz);
   columns_t_mul(js, tg->Rad, gqdd, weight, mu + nz);
   columns_t_mul(js, tg->R, gqdd, weight, mu + 2 * nz);
+  if (ws->reads_lambda && mbd_functional_lambda(aux, js->da, f, final, ws->glam) > 0)
+    for (int i = 0; i < js->jm->nrow; i++) lbar[i] += weight * ws->glam[js->jm->row[i]];
   for (int k = 0; k < js->p; k++) {
     const size_t c = (size_t)k * nq;
     double v = ws->func_dep[k] && sens_active(ws, k, js->da->t)
@@ -745,10 +772,12 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
    velocity projection (each right after its projection_point), 2 the tangent linear model (after
    dynamic_point), after which mu is that of the previous step's state. r, g: the stage's
    explicit terms by parameter, whose products with the stage's adjoints grad (p) receives;
-   ms (2 nz): M u of the velocity and acceleration projections, for stage 2. With matrices, the
-   transposes are those of the matrices formed (P in js->tg->T, C), else products. */
+   ms (2 nz): M u of the velocity and acceleration projections, for stage 2; lbar (nc): the
+   adjoint of the step's lambda + kappa (the acceleration projection's and the tangent linear
+   model's multipliers), cleared after stage 2. With matrices, the transposes are those of the
+   matrices formed (P in js->tg->T, C), else products. */
 static void adjoint_stage(joint_sens* js, int stage, int matrices, const double* r, const double* g,
-                          double* mu, double* ms, double* grad, double* scratch) {
+                          double* mu, double* ms, double* lbar, double* grad, double* scratch) {
   const int nz = js->nz, nc = js->nc;
   mb_joint_data* jd = js->jd;
   double *mz = mu, *mzd = mu + nz, *mzdd = mu + 2 * nz, *msd = ms, *msdd = ms + nz;
@@ -758,7 +787,8 @@ static void adjoint_stage(joint_sens* js, int stage, int matrices, const double*
   if (stage < 2) {
     /* the projection (symmetric), P^T at its rate change js->yz */
     const int level = 2 - stage;
-    kkt_solve(js, &jd->projection, 0, 0, jd->proj_penalty, level == 2 ? mzdd : mzd, NULL, u, nu);
+    kkt_solve(js, &jd->projection, 0, 0, jd->proj_penalty, level == 2 ? mzdd : mzd,
+              level == 2 ? lbar : NULL, u, nu);
     double* m = level == 2 ? msdd : msd;
     memset(m, 0, (size_t)nz * sizeof(double));
     dense_mul(nz, jd->M, 0, u, 1, m);
@@ -774,7 +804,8 @@ static void adjoint_stage(joint_sens* js, int stage, int matrices, const double*
       mz[i] += a[0] * msd[i] + b[0] * msdd[i];
       mhv[i] = -msd[i], mha[i] = -msdd[i];
     }
-    kkt_solve(js, &js->lu, 1, 1, js->opt->penalty, mz, NULL, u, nu);
+    kkt_solve(js, &js->lu, 1, 1, js->opt->penalty, mz, lbar, u, nu);
+    memset(lbar, 0, (size_t)nc * sizeof(double));
   }
   for (int k = 0; k < js->p; k++)
     grad[k] += mbu_dot(nz, u, r + (size_t)k * nz) + mbu_dot(nc, nu, g + (size_t)k * nc);
@@ -860,7 +891,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
   terms = malloc(3 * (nzs + nc) * np * sizeof(double) + 1);
   x0 = malloc(3 * nzs * np * sizeof(double) + 1);
-  mu = calloc(5 * nzs * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
+  mu = calloc((5 * nzs + nc) * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
   if (!terms || !x0 || !mu) {
     st =
         mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
@@ -887,7 +918,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
      ends */
   double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
   double *r2 = g1 + nc * np, *g2 = r2 + nzs * np;
-  double *ms = mu + 3 * nzs * nf, *scratch = ms + 2 * nzs * nf;
+  double *ms = mu + 3 * nzs * nf, *lbar = ms + 2 * nzs * nf, *scratch = lbar + (size_t)nc * nf;
   /* a transposed product costs about two columns of its matrix: with few coordinates for the
      functionals, the matrices (scripts/bench-compare.sh: the five-bar, 4 coordinates and 3
      functionals, 0.84x with products) */
@@ -911,14 +942,18 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       state_parameter_motion(&js);
     }
     mb_sensors_angles(aux, da);
+    imposed_multipliers(&js);
     const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {
-      double *m = mu + 3 * nzs * f, *gf = grad + (size_t)f * p;
-      if (weight != 0) functional_adjoint(&js, f, 0, weight, m, gf);
-      if (n == nstep && tp.ends[i]) functional_adjoint(&js, f, 1, 1, m, gf);
-      for (int k = 0; k < p && i == 0; k++)
+      double *m = mu + 3 * nzs * f, *lf = lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;
+      if (weight != 0) functional_adjoint(&js, f, 0, weight, m, lf, gf);
+      if (n == nstep && tp.ends[i]) functional_adjoint(&js, f, 1, 1, m, lf, gf);
+      /* the initial state's: its sensitivities, the assembly's multipliers' among them */
+      for (int k = 0; k < p && i == 0; k++) {
         for (int l = 0; l < 3; l++)
           gf[k] += mbu_dot(nz, m + l * nz, x0 + (size_t)l * np * nzs + (size_t)k * nzs);
+        gf[k] += mbu_dot(nc, lf, js.lamr + (size_t)k * nc);
+      }
     }
     if (i == 0) continue;
     /* the step's systems in reverse order, each formed once for every functional */
@@ -929,7 +964,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       const double* g = stage == 0 ? g2 : stage == 1 ? g1 : g0;
       for (int f = 0; f < nf; f++)
         adjoint_stage(&js, stage, matrices, r, g, mu + 3 * nzs * f, ms + 2 * nzs * f,
-                      grad + (size_t)f * p, scratch);
+                      lbar + (size_t)nc * f, grad + (size_t)f * p, scratch);
     }
   }
 
