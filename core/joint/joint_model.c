@@ -287,9 +287,15 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   jd->aux = aux;
   jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
   const size_t nt = (size_t)t->nz;
-  jd->z = calloc(
-      12 * nz + 8 * nc + nc * nz + nz * nq + nz * nz + nt * nt + 2 * nnz + 6 * nb + nwork + 1,
-      sizeof(double));
+  const size_t size[] = {nz,      nz,      nz,      nz,  nz,  nz,     nz,          nz,
+                         nz,      nc,      nc,      nc,  nc,  nc,     nc,          nc * nz,
+                         nz * nq, nz * nz, nt * nt, nnz, nnz, 6 * nb, 3 * nz + nc, nwork};
+  double** fields[] = {&jd->z,      &jd->zd,     &jd->zdd,   &jd->zd_star, &jd->zdd_star,
+                       &jd->zhat_v, &jd->zhat_a, &jd->r,     &jd->Q,       &jd->lambda,
+                       &jd->sigma,  &jd->kappa,  &jd->phi,   &jd->phit,    &jd->phidd_rhs,
+                       &jd->phiz,   &jd->Rq,     &jd->M,     &jd->Mt,      &jd->tangent,
+                       &jd->proj,   &jd->W,      &jd->start, &jd->work};
+  mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1);
   if (jm->reactions) jd->react = malloc(jm->react_scratch * sizeof(double));
   if (!jd->st || !jd->z || (jm->reactions && !jd->react) ||
       mb_factor_init(&jd->newton, &jm->lu) != 0 ||
@@ -297,23 +303,8 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
     mb_joint_data_free(jd);
     return NULL;
   }
-  double* p = jd->z + nz;
-  double** nzs[] = {&jd->zd,     &jd->zdd,    &jd->zd_star, &jd->zdd_star,
-                    &jd->zhat_v, &jd->zhat_a, &jd->r,       &jd->Q};
-  for (size_t k = 0; k < sizeof nzs / sizeof *nzs; k++) *nzs[k] = p, p += nz;
-  double** ncs[] = {&jd->lambda, &jd->sigma, &jd->kappa, &jd->phi, &jd->phit, &jd->phidd_rhs};
-  for (size_t k = 0; k < sizeof ncs / sizeof *ncs; k++) *ncs[k] = p, p += nc;
-  jd->phiz = p, p += nc * nz;
-  jd->Rq = p, p += nz * nq;
   /* a state coordinate's row of dq/dz is constant: 1 at its own column */
   for (int k = 0; k < jm->nstate; k++) jd->Rq[(size_t)jm->state_qadr[k] * nz + nt + k] = 1;
-  jd->M = p, p += nz * nz;
-  jd->Mt = p, p += nt * nt;
-  jd->tangent = p, p += nnz;
-  jd->proj = p, p += nnz;
-  jd->W = p, p += 6 * nb;
-  jd->start = p, p += 3 * nz + nc;
-  jd->work = p;
   return jd;
 }
 

@@ -382,7 +382,9 @@ static void newmark_star(joint_sens* js) {
   const mb_settings* o = js->opt;
   const mb_joint_data* jd = js->jd;
   const int nz = js->nz;
-  const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
+  double a[3], b[3]; /* the Newmark weights: a[0], b[0] those of the positions in the rates */
+  mb_newmark_coefficients(o, a, b);
+  const double cv = a[0], ca = b[0];
   for (int i = 0; i < nz; i++)
     js->work[i] = cv * jd->z[i] - jd->zhat_v[i], js->work[nz + i] = ca * jd->z[i] - jd->zhat_a[i];
 }
@@ -397,7 +399,9 @@ static mb_status dynamic_point(joint_sens* js, int matrices, double* r, double* 
   mb_joint_tangent* tg = js->tg;
   const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc;
-  const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
+  double a[3], b[3]; /* the Newmark weights: a[0], b[0] those of the positions in the rates */
+  mb_newmark_coefficients(o, a, b);
+  const double cv = a[0], ca = b[0];
   double* star = js->work;
   newmark_star(js);
   /* A by columns; the Gram term is symmetric */
@@ -574,7 +578,9 @@ mb_status mb_joint_explicit_projection(const mb_desc* desc, const mb_joint_model
 static mb_status forward_step(joint_sens* js, mb_error* err) {
   const mb_settings* o = js->opt;
   const int nz = js->nz, nc = js->nc;
-  const double h = o->step, cv = o->gamma / (o->beta * h), ca = 1 / (o->beta * h * h);
+  double a[3], b[3]; /* the Newmark weights: a[0], b[0] those of the positions in the rates */
+  mb_newmark_coefficients(o, a, b);
+  const double cv = a[0], ca = b[0];
   mb_joint_tangent* tg = js->tg;
   /* a product along a vector costs about a column of its matrix: with as many parameters as
      coordinates, the matrices */
