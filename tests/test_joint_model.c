@@ -13,6 +13,7 @@
 #include "internal.h"
 #include "joint/joint_model.h"
 #include "joint/joint_tangent.h"
+#include "sens.h"
 #include "structure.h"
 #include "testing.h"
 
@@ -319,7 +320,13 @@ static void coupling_against_differences(mbt_tally* tally, const char* path,
   unsigned seed = 777u + (unsigned)nz;
   for (int i = 0; i < nc; i++) w[i] = i < jm->nrow ? rnd(&seed) : 0;
   tangent_at(jm, jd, tg, z, zd, zdd, lambda);
-  mb_joint_tangent_coupling(tg, gz, lz);
+  sens_point pt;
+  const int linearised = sens_point_init(jm->aux, &pt, jd->aux) == 0;
+  if (linearised) {
+    sens_friction_linearise(jm->aux, &pt);
+    mb_joint_tangent_coupling(tg, &pt.fric, gz, lz);
+  }
+  sens_point_free(&pt);
   for (int j = 0; j < nz; j++)
     for (int i = 0; i < nc; i++) phiz_w[j] += jd->phiz[(size_t)i * nz + j] * w[i];
   const double h = 1e-4 * (1 + mbu_norm_inf(nc, lambda));
@@ -335,6 +342,7 @@ static void coupling_against_differences(mbt_tally* tally, const char* path,
     e = fmax(e, fabs(an[j] - fd)), scale = fmax(scale, fabs(fd));
     coupled = fmax(coupled, fabs(an[j] - phiz_w[j]));
   }
+  mbt_check(tally, linearised, "the friction's natural linearisation allocates", linearised, 1);
   mbt_check_scaled(tally, e, fmax(scale, 1), 1e-7,
                    "%s: the friction's coupling dF/dlambda w against differences (its part %.3g)",
                    path, coupled);

@@ -120,15 +120,20 @@ static void joint_solve(const mb_stepper* s, double* r) {
   mb_factor_solve(&c->jd->newton, 0, 1, r);
 }
 
+void mb_joint_rows_mul(const mb_joint_model* jm, const mb_joint_data* jd,
+                       const mb_joint_coupling* couple, const double* x, double* y) {
+  const int nz = jm->nz, nc = jm->ncon;
+  for (int i = 0; i < nc; i++) y[i] += mbu_dot(nz, jd->phiz + (size_t)i * nz, x);
+  for (int a = 0; couple && a < couple->n; a++) {
+    const double gx = mbu_dot(nz, couple->gz + (size_t)a * nz, x);
+    for (int i = 0; i < nc; i++) y[i] += couple->lz[(size_t)a * nc + i] * gx;
+  }
+}
+
 /* y += Phi_z x, or B x of a transposed coupled solve */
 static void joint_phi_mul(void* ctx, const double* x, double* y) {
   const joint_step* c = ctx;
-  const int nz = c->jm->nz, nc = c->jm->ncon;
-  for (int i = 0; i < nc; i++) y[i] += mbu_dot(nz, c->jd->phiz + (size_t)i * nz, x);
-  for (int a = 0; c->couple && c->transpose && a < c->couple->n; a++) {
-    const double gx = mbu_dot(nz, c->couple->gz + (size_t)a * nz, x);
-    for (int i = 0; i < nc; i++) y[i] += c->couple->lz[(size_t)a * nc + i] * gx;
-  }
+  mb_joint_rows_mul(c->jm, c->jd, c->transpose ? c->couple : NULL, x, y);
 }
 
 /* y -= Phi_z^T w, or B^T w of a coupled solve */
@@ -417,11 +422,11 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   return MB_OK;
 }
 
-/* The natural multipliers the outputs read after a step or the assembly: the friction's (its
-   power) those the step converged to, unless the reactions' recovery sets them all. */
+/* The natural multipliers the outputs read after a step or the assembly: the imposed rows' those
+   the step converged to, and with reaction outputs the tree's recovered. */
 static mb_status output_multipliers(joint_step* c, mb_status st, mb_error* err) {
   if (st != MB_OK) return st;
-  mb_joint_friction_multipliers(c->jm, c->jd->aux, c->jd->lambda, 0, NULL);
+  mb_joint_imposed_multipliers(c->jm, c->jd);
   return mb_joint_natural_multipliers(c->jm, c->jd, err);
 }
 

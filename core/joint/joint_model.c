@@ -425,6 +425,13 @@ void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobian
   mb_joint_mass(jm, jd);
 }
 
+void mb_joint_imposed_multipliers(const mb_joint_model* jm, mb_joint_data* jd) {
+  for (int i = 0; i < jm->nrow; i++) {
+    const int r = jm->row[i];
+    jd->aux->lambda[r] = jd->lambda[i], jd->aux->kappa[r] = jd->kappa[i];
+  }
+}
+
 void mb_joint_friction_multipliers(const mb_joint_model* jm, mb_data* da, const double* lambda,
                                    double alpha, const double* phi) {
   for (int i = 0; jm->friction && i < jm->nrow; i++)

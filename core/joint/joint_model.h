@@ -123,6 +123,10 @@ void mb_joint_constraint_time(const mb_joint_model* jm, mb_joint_data* jd);
    also their K = -dQ/dq and C = -dQ/dqd in the natural model's workspace (stiff, damp). */
 void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobians);
 
+/* The natural workspace's multipliers of the imposed rows: jd's lambda and kappa (the outputs
+   of the cut joints read them). */
+void mb_joint_imposed_multipliers(const mb_joint_model* jm, mb_joint_data* jd);
+
 /* With joint friction, the natural workspace da's multipliers on the imposed rows = lambda +
    alpha S phi (ncon each; the Newton residual's; alpha 0: lambda, phi may be NULL), for the
    friction's forces to read; nothing without. */
@@ -184,6 +188,11 @@ typedef struct mb_joint_coupling {
   const double* gz; /* (n x nz) R^T g_a */
   const double* lz; /* (n x ncon) dF_a/dlambda on the joint rows, 0 on the normalisations */
 } mb_joint_coupling;
+
+/* y (ncon) += B x: Phi_z x (Phi_z that of jd), with couple (may be NULL) also
+   sum_a lz_a (gz_a . x). */
+void mb_joint_rows_mul(const mb_joint_model* jm, const mb_joint_data* jd,
+                       const mb_joint_coupling* couple, const double* x, double* y);
 
 /* x (nz) solving P x + B^T mult = b0, Phi_z x + rhs = 0 (transposed: P^T x + Phi_z^T mult = b0,
    B x + rhs = 0) by the augmented Lagrangian iteration of mb_project_iterate on the factorised

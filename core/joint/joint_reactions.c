@@ -136,8 +136,7 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
     memset(da->kappa, 0, (size_t)nc * sizeof(double));
     /* the imposed rows' lambda and kappa apart, as the natural formulation leaves them: the
        friction's outputs read lambda alone */
-    for (int i = 0; i < jm->nrow; i++)
-      da->lambda[jm->row[i]] = jd->lambda[i], da->kappa[jm->row[i]] = jd->kappa[i];
+    mb_joint_imposed_multipliers(jm, jd);
   }
   if (st != MB_OK)
     mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);

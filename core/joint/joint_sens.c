@@ -372,8 +372,13 @@ static void dynamic_state(joint_sens* js, const double* zd, const double* zdd, d
     mb_joint_tangent_dynamics(js->tg, js->jd->lambda);
   }
   memcpy(js->da->lambda, js->tg->lam, (size_t)js->aux->ncon * sizeof(double));
-  mb_joint_tangent_coupling(js->tg, js->couple_buffer,
-                            js->couple_buffer + (size_t)js->couple.n * js->nz);
+  if (js->couple.n > 0) {
+    sens_point* pt = &js->ws->pt;
+    pt->d = js->da;
+    sens_friction_linearise(js->aux, pt);
+    mb_joint_tangent_coupling(js->tg, &pt->fric, js->couple_buffer,
+                              js->couple_buffer + (size_t)js->couple.n * js->nz);
+  }
 }
 
 /* js->work (2 nz) = zd* = cv z - hat_v and zdd* = ca z - hat_a, the Newmark rates of the step's
@@ -527,12 +532,10 @@ static void kkt_solve(joint_sens* js, mb_factor* f, int transpose, int coupled, 
   mb_joint_kkt(js->jm, js->jd, f, transpose, c, pen, 100, 1e-13, 1, b0, x, rhs, mult,
                js->work + 2 * nz);
   /* the iteration stops before its last multiplier update, which the adjoint reads */
-  for (int i = 0; i < nc; i++) {
-    double v = mbu_dot(nz, js->jd->phiz + (size_t)i * nz, x) + rhs[i];
-    for (int a = 0; c && transpose && a < c->n; a++)
-      v += c->lz[(size_t)a * nc + i] * mbu_dot(nz, c->gz + (size_t)a * nz, x);
-    mult[i] += pen * js->jm->scale[i] * v;
-  }
+  double* viol = js->work + 2 * nz;
+  memcpy(viol, rhs, (size_t)nc * sizeof(double));
+  mb_joint_rows_mul(js->jm, js->jd, transpose ? c : NULL, x, viol);
+  for (int i = 0; i < nc; i++) mult[i] += pen * js->jm->scale[i] * viol[i];
 }
 
 mb_status mb_joint_explicit_dynamics(const mb_desc* desc, const mb_joint_model* jm,
@@ -629,21 +632,12 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
   return MB_OK;
 }
 
-/* The natural workspace's multipliers of the imposed rows: the state's lambda and kappa, which
-   the outputs of the cut joints read. */
-static void imposed_multipliers(joint_sens* js) {
-  for (int i = 0; i < js->jm->nrow; i++) {
-    const int r = js->jm->row[i];
-    js->da->lambda[r] = js->jd->lambda[i], js->da->kappa[r] = js->jd->kappa[i];
-  }
-}
-
 /* The functionals' terms, of weight w, at the state just reached: its angles, and the joints'
    multipliers the outputs read: the imposed rows' lambda and kappa, and without parameters also
    the tree's (the gradients of functionals that read those are refused,
    mb_joint_reactions_gradients). */
 static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
-  imposed_multipliers(js);
+  mb_joint_imposed_multipliers(js->jm, js->jd);
   if (js->p == 0) {
     const mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
     if (st != MB_OK) return st;
@@ -948,7 +942,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       state_parameter_motion(&js);
     }
     mb_sensors_angles(aux, da);
-    imposed_multipliers(&js);
+    mb_joint_imposed_multipliers(jm, jd);
     const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {
       double *m = mu + 3 * nzs * f, *lf = lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sens.h"
 #include "structure.h"
 
 mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd) {
@@ -154,23 +155,14 @@ void mb_joint_tangent_forces(mb_joint_tangent* js, const double* mult) {
     mb_friction_tangent(js->aux, js->da, 0, js->jm->row_scale, 1, js->da->stiff);
 }
 
-void mb_joint_tangent_coupling(mb_joint_tangent* js, double* gz, double* lz) {
-  const mb_model* aux = js->aux;
+void mb_joint_tangent_coupling(mb_joint_tangent* js, const sens_friction* fr, double* gz,
+                               double* lz) {
   const mb_joint_model* jm = js->jm;
-  double *g = js->u, *dlam = js->rows;
-  for (int j = 0, a = 0; j < aux->njoint; j++) {
-    if (!aux->joint_friction[j]) continue;
-    mb_friction f;
-    mb_friction_eval(aux, js->da, j, js->da->lambda, &f);
-    for (int b = 0; b < f.n; b++, a++) {
-      memset(g, 0, (size_t)js->nq * sizeof(double));
-      memset(dlam, 0, (size_t)aux->ncon * sizeof(double));
-      mbd_friction_rate_partials(aux, js->da, j, b, 1, NULL, g);
-      mbd_friction_partials(aux, js->da, j, b, js->da->lambda, &f, 1, NULL, NULL, dlam, NULL, NULL);
-      mb_joint_tangent_rt_mul(js, g, 1, 0, gz + (size_t)a * js->nz);
-      for (int i = 0; i < js->nc; i++)
-        lz[(size_t)a * js->nc + i] = i < jm->nrow ? dlam[jm->row[i]] : 0;
-    }
+  for (int a = 0; a < fr->n; a++) {
+    const double* dlam = fr->dlam + (size_t)a * js->aux->ncon;
+    mb_joint_tangent_rt_mul(js, fr->g + (size_t)a * js->nq, 1, 0, gz + (size_t)a * js->nz);
+    for (int i = 0; i < js->nc; i++)
+      lz[(size_t)a * js->nc + i] = i < jm->nrow ? dlam[jm->row[i]] : 0;
   }
 }
 

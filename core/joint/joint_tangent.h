@@ -57,11 +57,14 @@ void mb_joint_tangent_along(mb_joint_tangent* tg, mb_tree_spatial* sp, const dou
    multipliers in stiff, their own coupling apart (mb_joint_coupling). */
 void mb_joint_tangent_forces(mb_joint_tangent* tg, const double* mult);
 
-/* The friction's coupling through the multipliers (mb_joint_coupling) at the state of
-   mb_joint_tangent_forces: gz (rates x nz) = R^T g_a and lz (rates x ncon) = dF_a/dlambda on the
-   joint rows, for each rate a of the joints' friction in order, F_a its force on the rate and
-   -sum_a F_a g_a its natural generalised force. */
-void mb_joint_tangent_coupling(mb_joint_tangent* tg, double* gz, double* lz);
+/* The friction's coupling through the multipliers (mb_joint_coupling) from its natural
+   linearisation fr (sens_friction_linearise) at the state of mb_joint_tangent_forces: gz
+   (rates x nz) = R^T g_a and lz (rates x ncon) = dF_a/dlambda on the joint rows, for each rate a
+   of the joints' friction, F_a its force on the rate and -sum_a F_a g_a its natural generalised
+   force. */
+struct sens_friction;
+void mb_joint_tangent_coupling(mb_joint_tangent* tg, const struct sens_friction* fr, double* gz,
+                               double* lz);
 
 /* tg->lam = the joint multipliers mult (ncon) on the imposed rows; tg->KH = the stiffness (with
    stiffness) plus sum lam_i Hessian(Phi_i). */
