@@ -167,6 +167,21 @@ static void check_model(mbt_tally* tally, const char* path, mb_desc* d, int ref,
     rhs += qt[i] * (Mq[i] - jd->aux->force[i]);
     scale = fmax(scale, fabs(jd->aux->force[i]) + fabs(Mq[i]));
   }
+  /* the Newton residual by the tree's inverse dynamics against M zdd + Phi_z^T mult - Q formed
+     from the mass matrix and Phi_z, at random multipliers (the forces as evaluated above) */
+  double *mult = pp, *F = malloc((size_t)nz * sizeof(double)), e_inv = 0, s_inv = 1;
+  for (int i = 0; i < nc; i++) mult[i] = 10 * rnd(&seed);
+  for (int i = 0; i < nz; i++) {
+    F[i] = -jd->Q[i];
+    for (int k = 0; k < nz; k++) F[i] += jd->M[(size_t)i * nz + k] * zdd[k];
+    for (int c = 0; c < nc; c++) F[i] += jd->phiz[(size_t)c * nz + i] * mult[c];
+  }
+  memcpy(jd->zdd, zdd, (size_t)nz * sizeof(double));
+  mb_joint_motion(jm, jd, jd->zdd, 1);
+  mb_joint_inverse_dynamics(jm, jd, mult, 2, p2p);
+  for (int i = 0; i < nz; i++)
+    e_inv = fmax(e_inv, fabs(p2p[i] / 2 - F[i])), s_inv = fmax(s_inv, fabs(F[i]));
+  free(F);
   char what[256];
   const char* rn = ref == 0 ? "RTdyn0" : "RTdyn1";
   mbt_check_scaled(tally, e_z, fmax(1, s_z), 1e-8,
@@ -175,6 +190,9 @@ static void check_model(mbt_tally* tally, const char* path, mb_desc* d, int ref,
                    path, rn);
   mbt_check_scaled(tally, e_tt, fmax(1, s_tt), 1e-8,
                    "%s %s: Phi_z zdd + remainder against differences", path, rn);
+  mbt_check_scaled(tally, e_inv, s_inv, 1e-12,
+                   "%s %s: inverse dynamics = M zdd + Phi_z^T mult - Q (%d coordinates)", path, rn,
+                   nz);
   snprintf(what, sizeof what, "%s %s: M zdd - Q has the natural model's virtual power", path, rn);
   mbt_check(tally, fabs(lhs - rhs) <= 1e-10 * scale, what, fabs(lhs - rhs) / scale, 1e-10);
   free(v);
@@ -187,7 +205,7 @@ static void residual_at(const mb_joint_model* jm, mb_joint_data* jd, const doubl
   memcpy(jd->z, z, (size_t)nz * sizeof(double));
   memcpy(jd->zd, zd, (size_t)nz * sizeof(double));
   mb_joint_constraints(jm, jd);
-  mb_joint_motion(jm, jd, 1);
+  mb_joint_motion(jm, jd, NULL, 1);
   mb_joint_friction_multipliers(jm, jd->aux, lambda, 0, NULL); /* the friction reads lambda */
   mb_joint_dynamics(jm, jd, 0);
   for (int i = 0; i < nz; i++) {
@@ -205,7 +223,7 @@ static void tangent_at(const mb_joint_model* jm, mb_joint_data* jd, mb_joint_tan
   memcpy(jd->z, z, (size_t)jm->nz * sizeof(double));
   memcpy(jd->zd, zd, (size_t)jm->nz * sizeof(double));
   mb_joint_constraints(jm, jd);
-  mb_joint_motion(jm, jd, 1);
+  mb_joint_motion(jm, jd, NULL, 1);
   mb_joint_tangent_state(tg, zd, zdd);
   mb_joint_tangent_forces(tg, lambda);
 }

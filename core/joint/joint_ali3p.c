@@ -82,9 +82,10 @@ void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const 
   }
 }
 
+/* Phi_z waits for the Newton matrix or the projections: most positions need neither */
 static void joint_positions(const mb_stepper* s) {
   const joint_step* c = s->ctx;
-  mb_joint_constraints(c->jm, c->jd);
+  mb_joint_positions(c->jm, c->jd);
 }
 
 static int joint_residual(const mb_stepper* s, double alpha, double* r, int tangent) {
@@ -94,19 +95,16 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   const int nz = jm->nz, nc = jm->ncon;
   const double h = s->opt->step, gh = s->opt->gamma * h, bh2 = s->opt->beta * h * h;
   mb_joint_friction_multipliers(jm, jd->aux, jd->lambda, alpha, jd->phi);
-  mb_joint_motion(jm, jd, 0);
-  mb_joint_dynamics(jm, jd, tangent);
+  mb_joint_motion(jm, jd, jd->zdd, 0);
+  mb_forces(jm->aux, jd->aux, tangent);
   /* r = beta h^2 (M zdd + Phi_z^T (lambda + alpha S Phi) - Q) */
-  double* mult = jd->work; /* then the Newton matrix, then add_carried's scratch */
+  double* mult = jd->work;
   for (int i = 0; i < nc; i++) mult[i] = jd->lambda[i] + alpha * jm->scale[i] * jd->phi[i];
-  for (int j = 0; j < nz; j++) {
-    double v = -jd->Q[j];
-    for (int k = 0; k < nz; k++) v += jd->M[(size_t)j * nz + k] * jd->zdd[k];
-    for (int i = 0; i < nc; i++) v += jd->phiz[(size_t)i * nz + j] * mult[i];
-    r[j] = bh2 * v;
-  }
+  mb_joint_inverse_dynamics(jm, jd, mult, bh2, r);
   if (!tangent) return 0;
-  double* D = jd->work + nc;
+  mb_joint_constraint_jacobian(jm, jd);
+  mb_joint_mass(jm, jd);     /* its scratch is jd->work */
+  double* D = jd->work + nc; /* the Newton matrix, then add_carried's scratch */
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));
   if (jm->friction) mb_friction_tangent(jm->aux, jd->aux, alpha, jm->row_scale, 1, jd->aux->stiff);
   add_carried(jm, jd, bh2, jd->aux->stiff, gh, jd->aux->damp, D);
@@ -236,6 +234,7 @@ static void natural_accelerations(const mb_joint_model* jm, mb_joint_data* jd) {
 static mb_status project_state(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
   const int nz = jm->nz;
   double* b0 = jd->r;
+  mb_joint_constraint_jacobian(jm, jd);
   mb_joint_constraint_time(jm, jd);
   mb_joint_mass(jm, jd);
   mb_status st = mb_joint_factor_projection(jm, jd, err);

@@ -63,7 +63,7 @@ static void joint_balance_eval(void* ctx, int jacobian) {
   const int nz = b->nz, nc = b->nc, n = b->n, nt = jm->tree->nz;
   double *F = b->F, *A = b->A;
   mb_joint_constraints(jm, jd);
-  mb_joint_motion(jm, jd, 1);
+  mb_joint_motion(jm, jd, NULL, 1);
   mb_joint_dynamics(jm, jd, jacobian);
   const double* mu = b->y + nc;
   for (int j = 0; j < b->npv; j++) {

@@ -287,14 +287,15 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
   jd->aux = aux;
   jd->st = mb_tree_state_create(t, (mb_reference)jm->ref);
   const size_t nt = (size_t)t->nz;
-  const size_t size[] = {nz,      nz,      nz,      nz,  nz,  nz,     nz,          nz,
-                         nz,      nc,      nc,      nc,  nc,  nc,     nc,          nc * nz,
-                         nz * nq, nz * nz, nt * nt, nnz, nnz, 6 * nb, 3 * nz + nc, nwork};
+  const size_t size[] = {nz,     nz,          nz,      nz,         nz,      nz,  nz,
+                         nz,     nz,          nc,      nc,         nc,      nc,  nc,
+                         nc,     nc * nz,     nz * nq, nz * nz,    nt * nt, nnz, nnz,
+                         6 * nb, 3 * nz + nc, nwork,   nq + 6 * nb};
   double** fields[] = {&jd->z,      &jd->zd,     &jd->zdd,   &jd->zd_star, &jd->zdd_star,
                        &jd->zhat_v, &jd->zhat_a, &jd->r,     &jd->Q,       &jd->lambda,
                        &jd->sigma,  &jd->kappa,  &jd->phi,   &jd->phit,    &jd->phidd_rhs,
                        &jd->phiz,   &jd->Rq,     &jd->M,     &jd->Mt,      &jd->tangent,
-                       &jd->proj,   &jd->W,      &jd->start, &jd->work};
+                       &jd->proj,   &jd->W,      &jd->start, &jd->work,    &jd->natural};
   mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1);
   if (jm->reactions) jd->react = malloc(jm->react_scratch * sizeof(double));
   if (!jd->st || !jd->z || (jm->reactions && !jd->react) ||
@@ -330,51 +331,62 @@ static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const 
   return v;
 }
 
-/* out (nz) = the gradient of row i in the scatter row times dq/dz, along the path of each of
-   its coordinates (the other columns of dq/dz are zero); the gradient moves to the natural
-   workspace's Phi_q (the friction's tangent reads it) and the scatter row is cleared. */
-static void row_times_jacobian(const mb_joint_model* jm, mb_joint_data* jd, int i, double* out) {
+/* out (nz) = the gradient of row i (in the natural workspace's Phi_q) times dq/dz, along the
+   path of each of its coordinates (the other columns of dq/dz are zero). */
+static void row_times_jacobian(const mb_joint_model* jm, const mb_joint_data* jd, int i,
+                               double* out) {
   const mb_rows* rows = &jm->aux->structure->phiq;
   const int nz = jm->nz;
-  double* g = jd->aux->scatter;
   memset(out, 0, (size_t)nz * sizeof(double));
   for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
     const int c = rows->col[k], n = jm->need_rank[c];
-    const double* rc = jd->Rq + (size_t)c * nz;
-    jd->aux->phiq[k] = g[c];
+    const double *rc = jd->Rq + (size_t)c * nz, g = jd->aux->phiq[k];
     for (int p = jm->coord_path_adr[n]; p < jm->coord_path_adr[n + 1]; p++) {
       const int j = jm->coord_path[p];
-      out[j] += g[c] * rc[j];
+      out[j] += g * rc[j];
     }
-    g[c] = 0;
   }
 }
 
-void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
+void mb_joint_positions(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const mb_model* aux = jm->aux;
-  const int nz = jm->nz;
   mb_tree_positions(t, jd->z, jd->st);
   mb_tree_natural_positions(jd->st, aux, jd->aux->q);
   mb_joint_states_to_natural(jm, jd->z, jd->aux->q);
   jd->aux->t = jd->t;
-  /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
-  mb_tree_natural_jacobian(t, jd->st, aux, jm->nneed_elem, jm->need_elem, nz, jd->Rq);
+  /* the rows' gradients into the natural workspace's Phi_q (the friction's tangent and the
+     inverse dynamics read them there) */
   for (int i = 0; i < jm->nrow; i++) {
     jd->phi[i] = row_eval(jm, jd, i, 1, NULL, NULL);
-    row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
+    mb_rows_gather(&aux->structure->phiq, jm->row[i], jd->aux->phiq, jd->aux->scatter);
   }
   /* normalisations e . e - 1 */
   for (int n = 0; n < t->nnorm; n++) {
-    const int i = jm->nrow + n, a = t->normadr[n];
-    const double* e = jd->z + a;
-    memset(jd->phiz + (size_t)i * nz, 0, (size_t)nz * sizeof(double));
-    jd->phi[i] = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] - 1;
-    for (int k = 0; k < 4; k++) jd->phiz[(size_t)i * nz + a + k] = 2 * e[k];
+    const double* e = jd->z + t->normadr[n];
+    jd->phi[jm->nrow + n] = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3] - 1;
   }
 }
 
-void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all) {
+void mb_joint_constraint_jacobian(const mb_joint_model* jm, mb_joint_data* jd) {
+  const mb_tree* t = jm->tree;
+  const int nz = jm->nz;
+  /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
+  mb_tree_natural_jacobian(t, jd->st, jm->aux, jm->nneed_elem, jm->need_elem, nz, jd->Rq);
+  for (int i = 0; i < jm->nrow; i++) row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
+  for (int n = 0; n < t->nnorm; n++) {
+    const int i = jm->nrow + n, a = t->normadr[n];
+    memset(jd->phiz + (size_t)i * nz, 0, (size_t)nz * sizeof(double));
+    for (int k = 0; k < 4; k++) jd->phiz[(size_t)i * nz + a + k] = 2 * jd->z[a + k];
+  }
+}
+
+void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {
+  mb_joint_positions(jm, jd);
+  mb_joint_constraint_jacobian(jm, jd);
+}
+
+void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, const double* zdd, int all) {
   const mb_tree* t = jm->tree;
   mb_tree_velocities(t, jd->zd, jd->st);
   /* controllers read outputs of any element: then all of them */
@@ -382,12 +394,38 @@ void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all) {
   mb_tree_natural_velocities(jd->st, jm->aux, jm->nneed_elem, every ? NULL : jm->need_elem,
                              jd->aux->qd);
   mb_joint_states_to_natural(jm, jd->zd, jd->aux->qd);
-  mb_tree_accelerations(t, jd->z, jd->zd, NULL, jd->st);
+  mb_tree_accelerations(t, jd->z, jd->zd, zdd, jd->st);
+}
+
+void mb_joint_inverse_dynamics(const mb_joint_model* jm, mb_joint_data* jd, const double* mult,
+                               double s, double* r) {
+  const mb_tree* t = jm->tree;
+  const mb_rows* rows = &jm->aux->structure->phiq;
+  const int nt = t->nz, nq = jm->aux->nq;
+  double *g = jd->natural, *work = g + nq;
+  /* the natural forces less the imposed rows' reactions, g = Q^n - Phi_q^T mult */
+  memcpy(g, jd->aux->force, (size_t)nq * sizeof(double));
+  for (int i = 0; i < jm->nrow; i++)
+    for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++)
+      g[rows->col[k]] -= jd->aux->phiq[k] * mult[i];
+  /* R^T g less the inertial forces of the accelerations, R^T M^n (R zdd + Rdot zd) */
+  memset(jd->W, 0, 6 * (size_t)t->nbody * sizeof(double));
+  mb_tree_natural_wrenches(jd->st, jm->aux, g, jd->W);
+  mb_tree_inertial_wrenches(t, jd->st, jd->W);
+  mb_tree_project(t, jd->st, jd->W, r, work);
+  for (int j = 0; j < nt; j++) r[j] = -s * r[j];
+  for (int n = 0; n < t->nnorm; n++)
+    for (int k = 0; k < 4; k++) {
+      const int a = t->normadr[n] + k;
+      r[a] += s * 2 * jd->z[a] * mult[jm->nrow + n];
+    }
+  for (int k = 0; k < jm->nstate; k++)
+    r[nt + k] = s * (jm->state_mass[k] * jd->zdd[nt + k] - g[jm->state_qadr[k]]);
 }
 
 void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
-  mb_joint_motion(jm, jd, 1);
+  mb_joint_motion(jm, jd, NULL, 1);
   /* the natural accelerations of zdd = 0, Rdot zd: their share of d2Phi/dt2 */
   double* bias = jd->work;
   mb_tree_natural_accelerations(jd->st, jm->aux, jm->nneed_elem, jm->need_elem, bias);

@@ -96,20 +96,34 @@ typedef struct mb_joint_data {
   double* start; /* (3 nz + ncon) z, zd, zdd, lambda at the start of a step retried on sub-steps */
   double start_t;
   int start_steps;
-  double* work;  /* scratch (joint_model.c) */
-  double* react; /* (jm->react_scratch) mb_joint_natural_multipliers' scratch, NULL without */
+  double* work;    /* scratch (joint_model.c) */
+  double* natural; /* (aux nq + 6 nbody) mb_joint_inverse_dynamics' natural forces and scratch */
+  double* react;   /* (jm->react_scratch) mb_joint_natural_multipliers' scratch, NULL without */
 } mb_joint_data;
 
 /* The workspace of a run of jm, over the natural model's workspace aux (of jm->aux). */
 mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux);
 void mb_joint_data_free(mb_joint_data* jd);
 
-/* Poses at jd->z and the natural positions; Phi and Phi_z at jd->z, jd->t. */
+/* Poses at jd->z and the natural positions; Phi at jd->z, jd->t, the imposed rows' gradients in
+   the natural workspace's Phi_q. */
+void mb_joint_positions(const mb_joint_model* jm, mb_joint_data* jd);
+
+/* After mb_joint_positions: Phi_z and dq/dz (jd->Rq) at the coordinates the integrator reads. */
+void mb_joint_constraint_jacobian(const mb_joint_model* jm, mb_joint_data* jd);
+
+/* mb_joint_positions, then mb_joint_constraint_jacobian. */
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd);
 
-/* After mb_joint_constraints: the twists at jd->zd and their rates at zdd = 0 (Rdot zd), with
-   the natural velocities of every element (all) or of those the integrator reads. */
-void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, int all);
+/* After mb_joint_positions: the twists at jd->zd and their rates at zdd (NULL: zero, Rdot zd),
+   with the natural velocities of every element (all) or of those the integrator reads. */
+void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, const double* zdd, int all);
+
+/* r (nz) = s (M zdd + Phi_z^T mult - Q) (eq. 8) after mb_joint_motion at zdd = jd->zdd and the
+   natural model's forces: the tree's inverse dynamics, the imposed rows' reactions Phi_q^T mult
+   among the natural forces, without forming M or Phi_z. */
+void mb_joint_inverse_dynamics(const mb_joint_model* jm, mb_joint_data* jd, const double* mult,
+                               double s, double* r);
 
 /* After mb_joint_constraints: mb_joint_motion of every element, Phi_t, and the acceleration
    remainder phidd_rhs (with the natural accelerations of zdd = 0). */
