@@ -73,12 +73,18 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
 void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
                        double* D) {
   const int nz = jm->nz;
+  int* nonzero = jd->columns; /* of the row, so that the products skip its zeros */
   for (int i = 0; i < jm->ncon; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
     const double c = s * w[i];
+    int n = 0;
     for (int j = 0; j < nz; j++)
-      if (a[j] != 0)
-        for (int k = 0; k < nz; k++) D[(size_t)j * nz + k] += c * a[j] * a[k];
+      if (a[j] != 0) nonzero[n++] = j;
+    for (int p = 0; p < n; p++) {
+      const int j = nonzero[p];
+      const double ca = c * a[j];
+      for (int q = 0; q < n; q++) D[(size_t)j * nz + nonzero[q]] += ca * a[nonzero[q]];
+    }
   }
 }
 

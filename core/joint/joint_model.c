@@ -268,6 +268,7 @@ void mb_joint_data_free(mb_joint_data* jd) {
   mb_factor_release(&jd->projection);
   mb_tree_state_free(jd->st);
   free(jd->z);
+  free(jd->columns);
   free(jd->react);
   free(jd);
 }
@@ -298,7 +299,8 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
                        &jd->proj,   &jd->W,      &jd->start, &jd->work,    &jd->natural};
   mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1);
   if (jm->reactions) jd->react = malloc(jm->react_scratch * sizeof(double));
-  if (!jd->st || !jd->z || (jm->reactions && !jd->react) ||
+  jd->columns = malloc((nz + 1) * sizeof(int));
+  if (!jd->st || !jd->z || !jd->columns || (jm->reactions && !jd->react) ||
       mb_factor_init(&jd->newton, &jm->lu) != 0 ||
       mb_factor_init(&jd->projection, &jm->cholesky) != 0) {
     mb_joint_data_free(jd);

@@ -98,6 +98,7 @@ typedef struct mb_joint_data {
   int start_steps;
   double* work;    /* scratch (joint_model.c) */
   double* natural; /* (aux nq + 6 nbody) mb_joint_inverse_dynamics' natural forces and scratch */
+  int* columns;    /* (nz) scratch of mb_joint_add_gram */
   double* react;   /* (jm->react_scratch) mb_joint_natural_multipliers' scratch, NULL without */
 } mb_joint_data;
 

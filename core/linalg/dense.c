@@ -186,9 +186,30 @@ static void cholesky_solve_multi(const dense* f, int nrhs, double* B) {
   }
 }
 
+/* one right-hand side: the loops over columns of L unit-stride, the same operations in the same
+   order as cholesky_solve_multi's */
+static void cholesky_solve_one(const dense* f, double* restrict x) {
+  const int n = f->n;
+  for (int k = 0; k < n; k++) {
+    const double* restrict ck = f->a + (size_t)k * n;
+    const double xk = x[k] *= f->rdiag[k];
+    for (int i = k + 1; i < n; i++) x[i] -= ck[i] * xk;
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    const double* restrict ck = f->a + (size_t)k * n;
+    double xk = x[k];
+    for (int i = k + 1; i < n; i++) xk -= ck[i] * x[i];
+    x[k] = xk * f->rdiag[k];
+  }
+}
+
 static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
   (void)transpose; /* symmetric */
   const dense* f = numeric;
+  if (nrhs == 1) {
+    cholesky_solve_one(f, B);
+    return;
+  }
   for (int c = 0; c < nrhs; c += MULTI)
     cholesky_solve_multi(f, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
 }
