@@ -83,8 +83,10 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
     if (!mb_tree_places(aux, e)) continue;
     const int b = aux->elem_body[e];
     double x[3], f[3] = {0, 0, 0}, n[3];
-    mb_tree_element_value(s, aux, e, x);
     memcpy(f, Q + aux->elem_qadr[e], (size_t)dim * sizeof(double));
+    /* a product's vectors are mostly zero */
+    if (f[0] == 0 && f[1] == 0 && f[2] == 0) continue;
+    mb_tree_element_value(s, aux, e, x);
     if (aux->elem_kind[e] == MB_ELEM_POINT) {
       mb_wrench_add_force(s->r + 3 * b, x, f, W + 6 * b);
       continue;

@@ -297,6 +297,11 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
     sp->moved[b] = (unsigned char)moved;
     const double *V = sp->V + 6 * b, *A = sp->A + 6 * b;
     double *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b, x[6];
+    if (!moved) {
+      memset(dV, 0, 6 * sizeof(double));
+      memset(dA, 0, 6 * sizeof(double));
+      continue;
+    }
     motion_cross(sum, V, dV);
     add6(sum + 12, 1, dV);
     motion_cross(sum, A, dA);
@@ -364,10 +369,11 @@ static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_
     const int b = aux->elem_body[e], a = aux->elem_qadr[e];
     double x[3] = {0, 0, 0}, fe[3] = {0, 0, 0}, m[3];
     memcpy(fe, f + a, (size_t)aux->dim * sizeof(double));
-    if (dq)
-      memcpy(x, dq + a, (size_t)aux->dim * sizeof(double));
-    else
-      mb_tree_element_value(s, aux, e, x);
+    if (dq) memcpy(x, dq + a, (size_t)aux->dim * sizeof(double));
+    /* a direction moves few elements */
+    if ((fe[0] == 0 && fe[1] == 0 && fe[2] == 0) || (dq && x[0] == 0 && x[1] == 0 && x[2] == 0))
+      continue;
+    if (!dq) mb_tree_element_value(s, aux, e, x);
     mbu_cross3(x, fe, m);
     for (int r = 0; r < 3; r++) {
       W[6 * b + r] += !dq && aux->elem_kind[e] == MB_ELEM_POINT ? fe[r] : 0;

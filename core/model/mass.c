@@ -7,8 +7,12 @@
 static inline void mass_mul(const int dim, const mb_model* m, const double* x, double s,
                             double* y) {
   const int* blk = m->mass_block;
-  for (int k = 0; k < m->nmass; k++)
-    mbu_add_wx(dim, m->mass + 9 * k, x + blk[2 * k + 1] * dim, s, y + blk[2 * k] * dim);
+  for (int k = 0; k < m->nmass; k++) {
+    const double* xk = x + blk[2 * k + 1] * dim;
+    /* the joint formulation's products along one coordinate move few bodies */
+    if (xk[0] == 0 && xk[1] == 0 && (dim == 2 || xk[2] == 0)) continue;
+    mbu_add_wx(dim, m->mass + 9 * k, xk, s, y + blk[2 * k] * dim);
+  }
 }
 
 void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
