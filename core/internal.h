@@ -478,6 +478,11 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
    of d, from the cache of their linear vectors. */
 void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q);
 
+/* The same for the n constraints rows_of (their Phi and rows alone; the others' are left as they
+   are). */
+void mbd_constraints_rows_of(const mb_model* m, mb_data* d, int n, const int* rows_of,
+                             double* phid_q, double* phidd_q);
+
 /* Explicit derivatives of Phi, dPhi/dt and d2Phi/dt2 of expression i with respect to the
    parameter of tangent model dm, into out[0..2]. */
 void mbd_expr_param(const mb_model* m, const mb_model* dm, const mb_data* d, int i, double* out);

@@ -63,7 +63,7 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
 }
 
 /* The natural model's rates at joint rates zd, zdd (positions: the last mb_joint_constraints),
-   its constraint rows and their rate Jacobians, and the spatial motion. */
+   the imposed constraint rows and their rate Jacobians, and the spatial motion. */
 void mb_joint_tangent_state(mb_joint_tangent* js, const double* zd, const double* zdd) {
   const mb_joint_model* jm = js->jm;
   mb_joint_data* jd = js->jd;
@@ -76,8 +76,7 @@ void mb_joint_tangent_state(mb_joint_tangent* js, const double* zd, const double
   mb_joint_states_to_natural(jm, zdd, js->da->qdd);
   mb_tree_spatial_motion(t, jd->st, jd->z, zd, zdd, js->sp);
   js->da->t = jd->t;
-  mb_constraints_cache(js->aux, js->da, 2);
-  mbd_constraints_rows(js->aux, js->da, js->phid_q, js->phidd_q);
+  mbd_constraints_rows_of(js->aux, js->da, jm->nrow, jm->row, js->phid_q, js->phidd_q);
   js->columns_current = 0;
 }
 

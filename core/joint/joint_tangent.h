@@ -35,7 +35,7 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
 void mb_joint_tangent_free(mb_joint_tangent* tg);
 
 /* The natural model's rates at joint rates zd, zdd (positions: the last mb_joint_constraints),
-   its constraint rows and their rate Jacobians, and the spatial motion. */
+   the imposed constraint rows and their rate Jacobians, and the spatial motion. */
 void mb_joint_tangent_state(mb_joint_tangent* tg, const double* zd, const double* zdd);
 
 /* R, Rv, Ra and Rad at the motion tg->sp. */

@@ -85,14 +85,17 @@ double mb_con_eval(const mb_model* m, int kind, const int* lv, double value, int
 /* All constraints at the state of d from the values (and rates) of their linear vectors, each
    evaluated once into d's cache: Phi with Phi_q (rows) and/or Phi_t with the acceleration
    remainder (rates). */
+/* cache slot k of the linear vectors: value, and up to levels time derivatives */
+static void cache_slot(const mb_model* m, mb_data* d, int k, int levels) {
+  const int lv = m->structure->cache_lvec[k];
+  double* c = d->lvcache + MB_LVCACHE * k;
+  mb_lvec_eval(m, lv, d->q, c);
+  if (levels >= 1) mb_lvec_rate(m, lv, d->qd, c + 3);
+  if (levels >= 2) mb_lvec_rate(m, lv, d->qdd, c + 6);
+}
+
 void mb_constraints_cache(const mb_model* m, mb_data* d, int levels) {
-  const mb_structure* st = m->structure;
-  for (int k = 0; k < st->ncache; k++) {
-    double* c = d->lvcache + MB_LVCACHE * k;
-    mb_lvec_eval(m, st->cache_lvec[k], d->q, c);
-    if (levels >= 1) mb_lvec_rate(m, st->cache_lvec[k], d->qd, c + 3);
-    if (levels >= 2) mb_lvec_rate(m, st->cache_lvec[k], d->qdd, c + 6);
-  }
+  for (int k = 0; k < m->structure->ncache; k++) cache_slot(m, d, k, levels);
 }
 
 static void constraints_pass(const mb_model* m, mb_data* d, int rows, int rates) {
@@ -382,10 +385,21 @@ void mbd_expr_rows(const mb_model* m, const mb_data* d, int i, double* phiq, dou
 }
 
 void mbd_constraints_rows(const mb_model* m, mb_data* d, double* phid_q, double* phidd_q) {
+  mbd_constraints_rows_of(m, d, m->ncon, NULL, phid_q, phidd_q);
+}
+
+void mbd_constraints_rows_of(const mb_model* m, mb_data* d, int n, const int* rows_of,
+                             double* phid_q, double* phidd_q) {
   const mb_structure* st = m->structure;
   const int* rowptr = st->phiq.rowptr;
-  mb_constraints_cache(m, d, 2);
-  for (int i = 0; i < m->ncon; i++) {
+  if (!rows_of)
+    mb_constraints_cache(m, d, 2);
+  else /* the listed rows' slots alone (a slot two rows share is evaluated twice) */
+    for (int r = 0; r < n; r++)
+      for (int j = 0; j < mb_con_nlvec(m->con_kind[rows_of[r]]); j++)
+        cache_slot(m, d, st->con_slot[4 * rows_of[r] + j], 2);
+  for (int r = 0; r < n; r++) {
+    const int i = rows_of ? rows_of[r] : r;
     const int kind = m->con_kind[i];
     const int* lv = m->con_lvec + 4 * i;
     const double* X[4];
