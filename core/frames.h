@@ -13,9 +13,19 @@ typedef struct mb_local_frame {
   double dp[3];                  /* derivative of the point with respect to the seed parameter */
 } mb_local_frame;
 
-/* small 3 x 3 helpers, R row-major */
-void mbu_mat3_vec(const double* R, const double* v, double* out);  /* out = R v */
-void mbu_mat3_tvec(const double* R, const double* v, double* out); /* out = R^T v */
+/* small 3 x 3 helpers, R row-major; inline: the recursions call them per body and element */
+static inline void mbu_mat3_vec(const double* R, const double* v, double* out) { /* out = R v */
+  const double o0 = R[0] * v[0] + R[1] * v[1] + R[2] * v[2];
+  const double o1 = R[3] * v[0] + R[4] * v[1] + R[5] * v[2];
+  const double o2 = R[6] * v[0] + R[7] * v[1] + R[8] * v[2];
+  out[0] = o0, out[1] = o1, out[2] = o2;
+}
+static inline void mbu_mat3_tvec(const double* R, const double* v, double* out) { /* R^T v */
+  const double o0 = R[0] * v[0] + R[3] * v[1] + R[6] * v[2];
+  const double o1 = R[1] * v[0] + R[4] * v[1] + R[7] * v[2];
+  const double o2 = R[2] * v[0] + R[5] * v[1] + R[8] * v[2];
+  out[0] = o0, out[1] = o1, out[2] = o2;
+}
 /* Normalises v in place; 0 (v unchanged) when its length is below 1e-12. */
 int mbu_normalize3(double* v);
 /* Component of v orthogonal to the orthonormal vectors basis[0..n-1]. */

@@ -10,13 +10,6 @@
 #include "internal.h"
 #include "tree.h"
 
-void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e, double* x) {
-  const int b = aux->elem_body[e];
-  mbu_mat3_vec(s->A + 9 * b, aux->elem_local + 3 * e, x);
-  if (aux->elem_kind[e] == MB_ELEM_POINT)
-    for (int k = 0; k < 3; k++) x[k] += s->o[3 * b + k];
-}
-
 void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, double* q) {
   const int dim = aux->dim;
   for (int e = 0; e < aux->nelem; e++) {

@@ -16,6 +16,8 @@
 #include "mbopt/model.h"
 #include "mbopt/status.h"
 
+#include "frames.h"
+
 /* The relative motion a tree joint allows, and its coordinates z (in the inboard frame F1 of
    marker 1, F2 = F1 T(z)):
    - revolute: angle theta about z1 (planar: about the plane's normal);
@@ -147,8 +149,14 @@ static inline int mb_tree_places(const mb_model* aux, int e) {
 }
 
 /* The global value x (3) of element e of aux at the poses of s (point: o + A local; vector:
-   A local). */
-void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e, double* x);
+   A local); inline, as every pass over the elements reads it. */
+static inline void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e,
+                                         double* x) {
+  const int b = aux->elem_body[e];
+  mbu_mat3_vec(s->A + 9 * b, aux->elem_local + 3 * e, x);
+  if (aux->elem_kind[e] == MB_ELEM_POINT)
+    for (int k = 0; k < 3; k++) x[k] += s->o[3 * b + k];
+}
 
 /* The auxiliary natural coordinates (natural_map.c): the points and unit vectors of aux, the
    exploded natural model of the same description (mb_compile_exploded), placed by the tree at

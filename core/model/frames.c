@@ -6,18 +6,6 @@
 
 #include "internal.h"
 
-void mbu_mat3_vec(const double* R, const double* v, double* out) {
-  double o[3];
-  for (int i = 0; i < 3; i++) o[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
-  memcpy(out, o, sizeof o);
-}
-
-void mbu_mat3_tvec(const double* R, const double* v, double* out) {
-  double o[3];
-  for (int i = 0; i < 3; i++) o[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
-  memcpy(out, o, sizeof o);
-}
-
 int mbu_normalize3(double* v) {
   double n = mbu_norm3(v);
   if (!(n > 1e-12)) return 0;
