@@ -61,7 +61,7 @@ typedef struct mb_joint_model {
   int reactions;
   int *react_coord_adr, *react_coord; /* (nbody + 1), (aux nq) */
   int *react_row_adr, *react_row;     /* (nbody + 1), (aux ncon) */
-  size_t react_scratch;               /* doubles of mb_joint_natural_multipliers' scratch */
+  size_t react_scratch;               /* doubles of the recovery's scratch (joint_reactions.c) */
   mb_solver lu, cholesky;
 } mb_joint_model;
 
@@ -168,9 +168,24 @@ int mb_joint_reactions_build(mb_joint_model* jm);
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
 
 /* MB_ERR_MODEL naming the functional when one reads the multipliers of a joint of the tree
-   (recovered body by body), whose gradients joint coordinates do not have yet; those of the cut
-   joints (the joints with friction among them) are the formulation's own. */
+   (recovered body by body) in a model with joint friction, whose forces' coupling through the
+   cut joints' multipliers the recovery's sensitivities leave out; those of the cut joints (the
+   joints with friction among them) are the formulation's own. */
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
+
+/* Whether a functional reads the multipliers of a joint of the tree. */
+int mb_joint_reads_tree_multipliers(const mb_joint_model* jm);
+
+/* The recovery of mb_joint_natural_multipliers as a linear map, at the natural state it last
+   recovered (its rows' gradients): lam (aux ncon) on the tree's rows of natural forces f (aux
+   nq, overwritten), the other rows untouched. Its derivative along a parameter is the map of the
+   linearised forces (joint_sens.c). MB_ERR_LINALG from the least-squares solves, with err. */
+mb_status mb_joint_tree_multipliers(const mb_joint_model* jm, mb_joint_data* jd, double* f,
+                                    double* lam, mb_error* err);
+
+/* nu (aux nq) = that map transposed, applied to mu (aux ncon, read on the tree's rows). */
+mb_status mb_joint_tree_multipliers_t(const mb_joint_model* jm, mb_joint_data* jd, const double* mu,
+                                      double* nu, mb_error* err);
 
 /* ALI3-P in joint coordinates (joint_ali3p.c) */
 

@@ -57,7 +57,7 @@ int mb_joint_reactions_build(mb_joint_model* jm) {
     if (m > most) most = m;
   }
   jm->react_coord_adr[nb] = nc, jm->react_row_adr[nb] = nr;
-  jm->react_scratch = (size_t)aux->nq + aux->ncon + 2 * (size_t)most;
+  jm->react_scratch = (size_t)aux->nq + 2 * (size_t)aux->ncon + 3 * (size_t)most;
   free(child), free(imposed);
   return 0;
 }
@@ -72,7 +72,7 @@ static int is_cut(const mb_tree* t, int j) {
 
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
   const mb_model* aux = jm->aux;
-  for (int k = 0; k < aux->nfterm; k++) {
+  for (int k = 0; k < aux->nfterm && jm->friction; k++) {
     const int col = aux->fterm_column[k];
     int comp;
     if (!mb_output_reads_multipliers(aux, col)) continue;
@@ -81,9 +81,9 @@ mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) 
     const int f = aux->fterm_functional[k];
     return mb_error_set(err, MB_ERR_MODEL,
                         "functionals[%d] (%s): its output %s reads the multipliers of joint %s, "
-                        "a joint of the tree, whose gradients are not available in joint "
-                        "coordinates yet (a loop's cut joint's are); use \"formulation\": "
-                        "\"natural\"",
+                        "a joint of the tree, whose gradients joint coordinates do not have in a "
+                        "model with joint friction (a loop's cut joint's they have); use "
+                        "\"formulation\": \"natural\"",
                         f, aux->functional_name + (size_t)MB_NAME_LEN * f,
                         aux->out_name + (size_t)MB_LABEL_LEN * col,
                         aux->joint_name + (size_t)MB_NAME_LEN * joint);
@@ -91,37 +91,48 @@ mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) 
   return MB_OK;
 }
 
-mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
-  if (!jm->reactions) return MB_OK;
+int mb_joint_reads_tree_multipliers(const mb_joint_model* jm) {
   const mb_model* aux = jm->aux;
+  for (int k = 0; k < aux->nfterm; k++) {
+    const int col = aux->fterm_column[k];
+    int comp;
+    if (mb_output_reads_multipliers(aux, col) &&
+        !is_cut(jm->tree, aux->sensor_ref[2 * mb_column_sensor(aux, col, &comp)]))
+      return 1;
+  }
+  return 0;
+}
+
+/* A (m x k, column-major) = the gradients of body b's k rows on its m coordinates; its rows and
+   coordinates into *row, *coord. */
+static void body_rows(const mb_joint_model* jm, const mb_data* da, int b, const int** row,
+                      const int** coord, int* m, int* k, double* A) {
+  const mb_rows* phiq = &jm->aux->structure->phiq;
+  *coord = jm->react_coord + jm->react_coord_adr[b], *row = jm->react_row + jm->react_row_adr[b];
+  *m = jm->react_coord_adr[b + 1] - jm->react_coord_adr[b];
+  *k = jm->react_row_adr[b + 1] - jm->react_row_adr[b];
+  memset(A, 0, (size_t)*m * *k * sizeof(double));
+  for (int c = 0; c < *k; c++)
+    for (int e = phiq->rowptr[(*row)[c]]; e < phiq->rowptr[(*row)[c] + 1]; e++)
+      for (int a = 0; a < *m; a++)
+        if ((*coord)[a] == phiq->col[e]) A[(size_t)c * *m + a] = da->phiq[e];
+}
+
+/* lam (aux ncon) on the tree's rows from the natural forces f (aux nq, which loses each body's
+   rows' forces on the way): on each body's coordinates, from the leaves, the least-squares
+   solution of its rows' Phi_q^T lam = f. work: 3 most doubles (mb_joint_reactions_build). */
+static mb_status recover(const mb_joint_model* jm, const mb_data* da, double* f, double* lam,
+                         double* work) {
   const mb_tree* t = jm->tree;
-  const mb_rows* phiq = &aux->structure->phiq;
-  mb_data* da = jd->aux;
-  const int nq = aux->nq, nc = aux->ncon;
-  double *f = jd->react, *lam = f + nq, *A = lam + nc;
-  /* f = Q - M qdd - Phi_q^T lambda of the imposed rows, at the state the step left */
-  mb_constraints_positions(aux, da);
-  mb_forces(aux, da, 0);
-  for (int i = 0; i < nq; i++) f[i] = da->force[i];
-  mb_mass_mul(aux, da->qdd, -1, f);
-  memset(lam, 0, (size_t)nc * sizeof(double));
-  for (int i = 0; i < jm->nrow; i++) lam[jm->row[i]] = jd->lambda[i] + jd->kappa[i];
-  mb_rows_mul_t(phiq, da->phiq, lam, -1, f);
+  const mb_rows* phiq = &jm->aux->structure->phiq;
   mb_status st = MB_OK;
   for (int o = t->nbody - 1; o >= 0 && st == MB_OK; o--) {
-    const int b = t->order[o];
-    const int *coord = jm->react_coord + jm->react_coord_adr[b],
-              *row = jm->react_row + jm->react_row_adr[b];
-    const int m = jm->react_coord_adr[b + 1] - jm->react_coord_adr[b],
-              k = jm->react_row_adr[b + 1] - jm->react_row_adr[b];
+    const int *row, *coord;
+    int m, k;
+    double* A = work;
+    body_rows(jm, da, t->order[o], &row, &coord, &m, &k, A);
     if (k == 0) continue;
-    /* A (m x k, column-major) = the rows' gradients on the body's coordinates */
     double* rhs = A + (size_t)m * k;
-    memset(A, 0, (size_t)m * k * sizeof(double));
-    for (int c = 0; c < k; c++)
-      for (int e = phiq->rowptr[row[c]]; e < phiq->rowptr[row[c] + 1]; e++)
-        for (int a = 0; a < m; a++)
-          if (coord[a] == phiq->col[e]) A[(size_t)c * m + a] = da->phiq[e];
     for (int a = 0; a < m; a++) rhs[a] = f[coord[a]];
     st = mbu_least_squares(m, k, 1, A, rhs, m > k ? m : k, NULL);
     /* the rows' forces on every body they join, the parent's included */
@@ -131,6 +142,25 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
         f[phiq->col[e]] -= da->phiq[e] * rhs[c];
     }
   }
+  return st;
+}
+
+mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+  if (!jm->reactions) return MB_OK;
+  const mb_model* aux = jm->aux;
+  const mb_rows* phiq = &aux->structure->phiq;
+  mb_data* da = jd->aux;
+  const int nq = aux->nq, nc = aux->ncon;
+  double *f = jd->react, *lam = f + nq;
+  /* f = Q - M qdd - Phi_q^T lambda of the imposed rows, at the state the step left */
+  mb_constraints_positions(aux, da);
+  mb_forces(aux, da, 0);
+  for (int i = 0; i < nq; i++) f[i] = da->force[i];
+  mb_mass_mul(aux, da->qdd, -1, f);
+  memset(lam, 0, (size_t)nc * sizeof(double));
+  for (int i = 0; i < jm->nrow; i++) lam[jm->row[i]] = jd->lambda[i] + jd->kappa[i];
+  mb_rows_mul_t(phiq, da->phiq, lam, -1, f);
+  const mb_status st = recover(jm, da, f, lam, lam + 2 * nc);
   if (st == MB_OK) {
     memcpy(da->lambda, lam, (size_t)nc * sizeof(double));
     memset(da->kappa, 0, (size_t)nc * sizeof(double));
@@ -140,5 +170,53 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
   }
   if (st != MB_OK)
     mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);
+  return st;
+}
+
+mb_status mb_joint_tree_multipliers(const mb_joint_model* jm, mb_joint_data* jd, double* f,
+                                    double* lam, mb_error* err) {
+  const mb_status st = recover(jm, jd->aux, f, lam, jd->react + jm->aux->nq + 2 * jm->aux->ncon);
+  if (st != MB_OK)
+    mb_error_set(err, st,
+                 "t = %g: the joints' multipliers' sensitivities: the least-squares "
+                 "solve failed",
+                 jd->t);
+  return st;
+}
+
+mb_status mb_joint_tree_multipliers_t(const mb_joint_model* jm, mb_joint_data* jd, const double* mu,
+                                      double* nu, mb_error* err) {
+  const mb_model* aux = jm->aux;
+  const mb_tree* t = jm->tree;
+  const mb_rows* phiq = &aux->structure->phiq;
+  const mb_data* da = jd->aux;
+  double *lbar = jd->react + aux->nq + aux->ncon, *work = lbar + aux->ncon;
+  memcpy(lbar, mu, (size_t)aux->ncon * sizeof(double));
+  memset(nu, 0, (size_t)aux->nq * sizeof(double));
+  mb_status st = MB_OK;
+  /* recover's steps transposed in the reverse order, from the root: each body's forces taken
+     out of f, then its least-squares solve (transposed: the minimum-norm solution of
+     A^T x = lbar) */
+  for (int o = 0; o < t->nbody && st == MB_OK; o++) {
+    const int *row, *coord;
+    int m, k;
+    double* A = work;
+    body_rows(jm, da, t->order[o], &row, &coord, &m, &k, A);
+    if (k == 0) continue;
+    double *At = A + (size_t)m * k, *rhs = At + (size_t)m * k;
+    for (int c = 0; c < k; c++) {
+      for (int e = phiq->rowptr[row[c]]; e < phiq->rowptr[row[c] + 1]; e++)
+        lbar[row[c]] -= da->phiq[e] * nu[phiq->col[e]];
+      rhs[c] = lbar[row[c]];
+      for (int a = 0; a < m; a++) At[(size_t)a * k + c] = A[(size_t)c * m + a];
+    }
+    st = mbu_least_squares(k, m, 1, At, rhs, m > k ? m : k, NULL);
+    for (int a = 0; a < m && st == MB_OK; a++) nu[coord[a]] += rhs[a];
+  }
+  if (st != MB_OK)
+    mb_error_set(err, st,
+                 "t = %g: the joints' multipliers' adjoints: the least-squares solve "
+                 "failed",
+                 jd->t);
   return st;
 }

@@ -47,6 +47,10 @@ typedef struct joint_sens {
   mb_joint_coupling couple; /* the friction's multiplier coupling at the dynamic state */
   double* couple_buffer;    /* its vectors */
   mb_factor lu;
+  /* functionals read the tree's multipliers (tree_state): the natural multipliers with the
+     imposed rows' lambda + kappa, the Hessian of Phi^T lam_all (natural system pattern), scratch */
+  int tree_reactions;
+  double *lam_all, *hess, *tree_f, *tree_nu, *tree_keep, *tree_g;
 } joint_sens;
 
 static void joint_sens_free(joint_sens* js) {
@@ -56,6 +60,7 @@ static void joint_sens_free(joint_sens* js) {
   free(js->moves_elements);
   free(js->couple_buffer);
   free(js->zr);
+  free(js->lam_all);
   sens_free(js->ws);
 }
 
@@ -89,6 +94,15 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
       !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
       mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
+  js->tree_reactions = p > 0 && mb_joint_reads_tree_multipliers(jm);
+  if (js->tree_reactions) {
+    const size_t ncon = jm->aux->ncon, nsys = jm->aux->structure->sys->nnz;
+    const size_t tsize[] = {ncon, nsys, nq, nq, ncon, ncon};
+    double** tfields[] = {&js->lam_all, &js->hess,      &js->tree_f,
+                          &js->tree_nu, &js->tree_keep, &js->tree_g};
+    if (!mbu_alloc_arrays(sizeof tsize / sizeof *tsize, tsize, tfields, 1))
+      return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
+  }
   for (int k = 0; k < p; k++) {
     const mb_status st = mb_tree_frame_derivatives(t, desc, mb_desc_gradient_param(desc, k),
                                                    js->frame + (size_t)k * 6 * t->nbody, err);
@@ -255,6 +269,96 @@ static void multiplier_sensitivities(joint_sens* js) {
       ws->lamr[k * nc + js->jm->row[i]] = js->lamr[k * js->nc + i];
       kappa[k * nc + js->jm->row[i]] = js->s2[k * js->nc + i];
     }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   the tree's multipliers, recovered body by body from the natural equations of motion
+   (joint_reactions.c): their sensitivities are the recovery's map of the linearised forces
+     f_rho = E - (K + H) q_rho - C qd_rho - M qdd_rho - Phi_I^T (lambda + kappa)_I,rho,
+   E the equations' explicit parameter terms, H the Hessian of Phi^T lambda over every row (the
+   change of the tree rows' own gradients included), I the imposed rows; the adjoint takes the
+   map's transpose */
+
+/* After mb_joint_natural_multipliers: js->lam_all, the forces' Jacobians K and C in the natural
+   workspace, js->hess = H. */
+static void tree_state(joint_sens* js) {
+  const mb_model* aux = js->aux;
+  mb_data* da = js->da;
+  memcpy(js->lam_all, da->lambda, (size_t)aux->ncon * sizeof(double));
+  for (int i = 0; i < js->jm->nrow; i++) js->lam_all[js->jm->row[i]] += da->kappa[js->jm->row[i]];
+  mb_forces(aux, da, 1);
+  memset(js->hess, 0, (size_t)aux->structure->sys->nnz * sizeof(double));
+  mb_constraints_add_hessian(aux, da, js->lam_all, 1, js->hess);
+}
+
+/* e (nq) = E of parameter k at the state of tree_state. */
+static void tree_explicit(joint_sens* js, int k, double* e) {
+  mb_data* da = js->da;
+  const size_t ncon = js->aux->ncon;
+  memset(e, 0, (size_t)js->nq * sizeof(double));
+  if (!sens_active(js->ws, k, da->t)) return;
+  memcpy(js->tree_keep, da->lambda, ncon * sizeof(double));
+  memcpy(da->lambda, js->lam_all, ncon * sizeof(double));
+  sens_explicit_dynamics(js->aux, da, js->ws, k, e, js->tree_g);
+  memcpy(da->lambda, js->tree_keep, ncon * sizeof(double));
+}
+
+/* The tree's multiplier sensitivities into js->ws->lamr (their kappa share zero) at the state of
+   the last mb_joint_natural_multipliers, from the natural state's sensitivities (ws->qr, qdr,
+   qddr) and the imposed rows' (js->lamr + js->s2). */
+static mb_status tree_sensitivities(joint_sens* js, mb_error* err) {
+  const mb_joint_model* jm = js->jm;
+  const mb_model* aux = js->aux;
+  const mb_data* da = js->da;
+  const mb_pattern* sys = aux->structure->sys;
+  const mb_rows* phiq = &aux->structure->phiq;
+  sens_ws* ws = js->ws;
+  const size_t nq = js->nq, ncon = aux->ncon, nc = js->nc;
+  double *f = js->tree_f, *kappa = ws->s + ncon * ws->ncol;
+  tree_state(js);
+  for (int k = 0; k < js->p; k++) {
+    tree_explicit(js, k, f);
+    mb_spmv(sys, da->stiff, ws->qr + k * nq, -1, f);
+    mb_spmv(sys, js->hess, ws->qr + k * nq, -1, f);
+    mb_spmv(sys, da->damp, ws->qdr + k * nq, -1, f);
+    mb_mass_mul(aux, ws->qddr + k * nq, -1, f);
+    for (int i = 0; i < jm->nrow; i++) {
+      const double w = js->lamr[k * nc + i] + js->s2[k * nc + i];
+      for (int e = phiq->rowptr[jm->row[i]]; e < phiq->rowptr[jm->row[i] + 1]; e++)
+        f[phiq->col[e]] -= da->phiq[e] * w;
+    }
+    const mb_status st = mb_joint_tree_multipliers(jm, js->jd, f, ws->lamr + k * ncon, err);
+    if (st != MB_OK) return st;
+    for (int r = 0; r < jm->react_row_adr[jm->tree->nbody]; r++)
+      kappa[k * ncon + jm->react_row[r]] = 0;
+  }
+  return MB_OK;
+}
+
+/* The transpose of tree_sensitivities for one functional term, whose partials are ws->gq, gqd,
+   gqdd and ws->glam (of the natural multipliers): the tree rows' partials move to the natural
+   state's and the imposed rows', and grad (p) += weight times their explicit terms. */
+static mb_status tree_adjoint(joint_sens* js, double weight, double* grad, mb_error* err) {
+  const mb_joint_model* jm = js->jm;
+  const mb_model* aux = js->aux;
+  const mb_data* da = js->da;
+  const mb_pattern* sys = aux->structure->sys;
+  sens_ws* ws = js->ws;
+  const int nq = js->nq;
+  double *gq = ws->gq, *gqd = gq + nq, *gqdd = gqd + nq, *nu = js->tree_nu;
+  const mb_status st = mb_joint_tree_multipliers_t(jm, js->jd, ws->glam, nu, err);
+  if (st != MB_OK) return st;
+  mb_spmv_t(sys, da->stiff, nu, -1, gq);
+  mb_spmv_t(sys, js->hess, nu, -1, gq);
+  mb_spmv_t(sys, da->damp, nu, -1, gqd);
+  mb_mass_mul(aux, nu, -1, gqdd);
+  for (int i = 0; i < jm->nrow; i++)
+    ws->glam[jm->row[i]] -= mb_rows_dot(&aux->structure->phiq, jm->row[i], da->phiq, nu, 0);
+  for (int k = 0; k < js->p; k++) {
+    tree_explicit(js, k, js->tree_f);
+    grad[k] += weight * mbu_dot(nq, js->tree_f, nu);
+  }
+  return MB_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -633,13 +737,13 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
 }
 
 /* The functionals' terms, of weight w, at the state just reached: its angles, and the joints'
-   multipliers the outputs read: the imposed rows' lambda and kappa, and without parameters also
-   the tree's (the gradients of functionals that read those are refused,
-   mb_joint_reactions_gradients). */
+   multipliers the outputs read: the imposed rows' lambda and kappa, and without parameters, or
+   when functionals read them, the tree's, with their sensitivities when grad is given. */
 static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
   mb_joint_imposed_multipliers(js->jm, js->jd);
-  if (js->p == 0) {
-    const mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
+  if (js->p == 0 || js->tree_reactions) {
+    mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
+    if (st == MB_OK && grad && js->tree_reactions) st = tree_sensitivities(js, err);
     if (st != MB_OK) return st;
   }
   mb_sensors_angles(js->aux, js->da);
@@ -740,22 +844,26 @@ static void record(joint_sens* js, double* rec, int save) {
 /* mu (3 nz: position, rate, acceleration adjoints of functional f) += weight d g_f/d(z, zd, zdd)
    at the projected state, lbar (nc) += weight d g_f/d(lambda + kappa) on the imposed rows, and
    grad (p) += weight times g_f's explicit parameter derivatives. */
-static void functional_adjoint(joint_sens* js, int f, int final, double weight, double* mu,
-                               double* lbar, double* grad) {
+static mb_status functional_adjoint(joint_sens* js, int f, int final, double weight, double* mu,
+                                    double* lbar, double* grad, mb_error* err) {
   const mb_model* aux = js->aux;
   mb_joint_tangent* tg = js->tg;
   sens_ws* ws = js->ws;
   const int nz = js->nz, nq = js->nq;
   double *gq = ws->gq, *gqd = gq + nq, *gqdd = gqd + nq;
   mbd_functional_partials(aux, js->da, f, final, gq, gqd, gqdd);
+  const int reads = ws->reads_lambda && mbd_functional_lambda(aux, js->da, f, final, ws->glam) > 0;
+  if (reads && js->tree_reactions) {
+    const mb_status st = tree_adjoint(js, weight, grad, err);
+    if (st != MB_OK) return st;
+  }
   columns_t_mul(js, tg->R, gq, weight, mu);
   columns_t_mul(js, tg->Rv, gqd, weight, mu);
   columns_t_mul(js, tg->Ra, gqdd, weight, mu);
   columns_t_mul(js, tg->R, gqd, weight, mu + nz);
   columns_t_mul(js, tg->Rad, gqdd, weight, mu + nz);
   columns_t_mul(js, tg->R, gqdd, weight, mu + 2 * nz);
-  if (ws->reads_lambda && mbd_functional_lambda(aux, js->da, f, final, ws->glam) > 0)
-    for (int i = 0; i < js->jm->nrow; i++) lbar[i] += weight * ws->glam[js->jm->row[i]];
+  for (int i = 0; reads && i < js->jm->nrow; i++) lbar[i] += weight * ws->glam[js->jm->row[i]];
   for (int k = 0; k < js->p; k++) {
     const size_t c = (size_t)k * nq;
     double v = ws->func_dep[k] && sens_active(ws, k, js->da->t)
@@ -765,6 +873,7 @@ static void functional_adjoint(joint_sens* js, int f, int final, double weight, 
          mbu_dot(nq, gqdd, js->dqdd + c);
     grad[k] += weight * v;
   }
+  return MB_OK;
 }
 
 /* Stage `stage` of the adjoint mu (3 nz) of one functional through the step at hand, the
@@ -943,11 +1052,18 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     }
     mb_sensors_angles(aux, da);
     mb_joint_imposed_multipliers(jm, jd);
+    if (js.tree_reactions) {
+      if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
+      tree_state(&js);
+    }
     const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {
       double *m = mu + 3 * nzs * f, *lf = lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;
-      if (weight != 0) functional_adjoint(&js, f, 0, weight, m, lf, gf);
-      if (n == nstep && tp.ends[i]) functional_adjoint(&js, f, 1, 1, m, lf, gf);
+      if (weight != 0 && (st = functional_adjoint(&js, f, 0, weight, m, lf, gf, err)) != MB_OK)
+        goto done;
+      if (n == nstep && tp.ends[i] &&
+          (st = functional_adjoint(&js, f, 1, 1, m, lf, gf, err)) != MB_OK)
+        goto done;
       /* the initial state's: its sensitivities, the assembly's multipliers' among them */
       for (int k = 0; k < p && i == 0; k++) {
         for (int l = 0; l < 3; l++)

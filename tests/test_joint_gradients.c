@@ -1,11 +1,13 @@
-/* The bundled control problems with joint friction in joint coordinates (their friction joints
-   cut from the tree, whose multipliers are the reactions the friction law reads) against the
-   natural formulation, an independent discretisation of the same mechanism: psi within 1e-3
-   relative and every gradient entry within 1e-3 of the functional's largest entry, by the
-   forward method in both; in joint coordinates, the adjoint gradient equal to the forward one to
-   1e-8 of the largest entry. Over their first second; the PID pendulum at half its step (at its
-   own step its gain gradients change by 8 % when the step halves, in both formulations, which
-   differ there by 1.3e-3 of the largest entry). */
+/* Gradients in joint coordinates against the natural formulation, an independent discretisation
+   of the same mechanism: the bundled control problems with joint friction (their friction joints
+   cut from the tree, whose multipliers are the reactions the friction law reads) and the models
+   whose functionals read joint reactions (the tree joints' recovered body by body, the cut
+   joints' the formulation's own). psi within 1e-3 relative and every gradient entry within 1e-3
+   of the functional's largest entry, by the forward method in both; in joint coordinates, the
+   adjoint gradient equal to the forward one to 1e-8 of the largest entry. Over their first
+   second; the PID pendulum at half its step (at its own step its gain gradients change by 8 %
+   when the step halves, in both formulations, which differ there by 1.3e-3 of the largest
+   entry). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,9 @@ int main(void) {
   mbt_tally t = {0};
   static const problem problems[] = {{"problems/control/slider_crank_codesign_friction.json", 1},
                                      {"problems/control/governor_design_friction.json", 1},
-                                     {"problems/control/pendulum_pid_friction.json", 0.5}};
+                                     {"problems/control/pendulum_pid_friction.json", 0.5},
+                                     {"tests/models/ok/reactions_planar.json", 1},
+                                     {"tests/models/ok/reactions_spatial.json", 1}};
   for (size_t i = 0; i < sizeof problems / sizeof *problems; i++) {
     const problem* pb = &problems[i];
     int nf, np, nf_j, np_j, nf_a, np_a;
