@@ -432,7 +432,7 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
 static mb_status output_multipliers(joint_step* c, mb_status st, mb_error* err) {
   if (st != MB_OK) return st;
   mb_joint_imposed_multipliers(c->jm, c->jd);
-  return mb_joint_natural_multipliers(c->jm, c->jd, err);
+  return mb_joint_natural_multipliers(c->jm, c->jd, 0, err);
 }
 
 /* the joint formulation's run (stepper.h) */

@@ -399,17 +399,22 @@ void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, const double* 
   mb_tree_accelerations(t, jd->z, jd->zd, zdd, jd->st);
 }
 
+void mb_joint_imposed_reactions(const mb_joint_model* jm, const mb_data* da, const double* w,
+                                double s, double* y) {
+  const mb_rows* rows = &jm->aux->structure->phiq;
+  for (int i = 0; i < jm->nrow; i++)
+    for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++)
+      y[rows->col[k]] += s * da->phiq[k] * w[i];
+}
+
 void mb_joint_inverse_dynamics(const mb_joint_model* jm, mb_joint_data* jd, const double* mult,
                                double s, double* r) {
   const mb_tree* t = jm->tree;
-  const mb_rows* rows = &jm->aux->structure->phiq;
   const int nt = t->nz, nq = jm->aux->nq;
   double *g = jd->natural, *work = g + nq;
   /* the natural forces less the imposed rows' reactions, g = Q^n - Phi_q^T mult */
   memcpy(g, jd->aux->force, (size_t)nq * sizeof(double));
-  for (int i = 0; i < jm->nrow; i++)
-    for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++)
-      g[rows->col[k]] -= jd->aux->phiq[k] * mult[i];
+  mb_joint_imposed_reactions(jm, jd->aux, mult, -1, g);
   /* R^T g less the inertial forces of the accelerations, R^T M^n (R zdd + Rdot zd) */
   memset(jd->W, 0, 6 * (size_t)t->nbody * sizeof(double));
   mb_tree_natural_wrenches(jd->st, jm->aux, g, jd->W);

@@ -120,6 +120,11 @@ void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd);
    with the natural velocities of every element (all) or of those the integrator reads. */
 void mb_joint_motion(const mb_joint_model* jm, mb_joint_data* jd, const double* zdd, int all);
 
+/* y (aux nq) += s Phi_q^T w over the imposed rows, w (ncon) the joint formulation's multipliers
+   (the normalisations' left out), Phi_q the natural workspace's. */
+void mb_joint_imposed_reactions(const mb_joint_model* jm, const mb_data* da, const double* w,
+                                double s, double* y);
+
 /* r (nz) = s (M zdd + Phi_z^T mult - Q) (eq. 8) after mb_joint_motion at zdd = jd->zdd and the
    natural model's forces: the tree's inverse dynamics, the imposed rows' reactions Phi_q^T mult
    among the natural forces, without forming M or Phi_z. */
@@ -163,9 +168,11 @@ int mb_joint_reactions_build(mb_joint_model* jm);
 /* The natural model's multipliers (jd->aux->lambda and kappa) at the state a step or the
    assembly left, when jm has outputs that read them: the cut joints' and drivers' rows the
    formulation's lambda and kappa, the tree's (kappa zero) from the natural equations of motion
-   body by body from the leaves.
+   body by body from the leaves; the natural forces evaluated there with their Jacobians when
+   jacobians is set.
    MB_ERR_LINALG or MB_ERR_MEMORY from the least-squares solves, with err. */
-mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err);
+mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, int jacobians,
+                                       mb_error* err);
 
 /* MB_ERR_MODEL naming the functional when one reads the multipliers of a joint of the tree
    (recovered body by body) in a model with joint friction, whose forces' coupling through the

@@ -70,14 +70,21 @@ static int is_cut(const mb_tree* t, int j) {
   return 0;
 }
 
+/* The joint of the tree whose multipliers functional term k reads, -1 for none. */
+static int tree_joint_read(const mb_joint_model* jm, int k) {
+  const mb_model* aux = jm->aux;
+  const int col = aux->fterm_column[k];
+  int comp;
+  if (!mb_output_reads_multipliers(aux, col)) return -1;
+  const int joint = aux->sensor_ref[2 * mb_column_sensor(aux, col, &comp)];
+  return is_cut(jm->tree, joint) ? -1 : joint;
+}
+
 mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
   const mb_model* aux = jm->aux;
   for (int k = 0; k < aux->nfterm && jm->friction; k++) {
-    const int col = aux->fterm_column[k];
-    int comp;
-    if (!mb_output_reads_multipliers(aux, col)) continue;
-    const int joint = aux->sensor_ref[2 * mb_column_sensor(aux, col, &comp)];
-    if (is_cut(jm->tree, joint)) continue;
+    const int joint = tree_joint_read(jm, k);
+    if (joint < 0) continue;
     const int f = aux->fterm_functional[k];
     return mb_error_set(err, MB_ERR_MODEL,
                         "functionals[%d] (%s): its output %s reads the multipliers of joint %s, "
@@ -85,21 +92,15 @@ mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) 
                         "model with joint friction (a loop's cut joint's they have); use "
                         "\"formulation\": \"natural\"",
                         f, aux->functional_name + (size_t)MB_NAME_LEN * f,
-                        aux->out_name + (size_t)MB_LABEL_LEN * col,
+                        aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k],
                         aux->joint_name + (size_t)MB_NAME_LEN * joint);
   }
   return MB_OK;
 }
 
 int mb_joint_reads_tree_multipliers(const mb_joint_model* jm) {
-  const mb_model* aux = jm->aux;
-  for (int k = 0; k < aux->nfterm; k++) {
-    const int col = aux->fterm_column[k];
-    int comp;
-    if (mb_output_reads_multipliers(aux, col) &&
-        !is_cut(jm->tree, aux->sensor_ref[2 * mb_column_sensor(aux, col, &comp)]))
-      return 1;
-  }
+  for (int k = 0; k < jm->aux->nfterm; k++)
+    if (tree_joint_read(jm, k) >= 0) return 1;
   return 0;
 }
 
@@ -145,7 +146,8 @@ static mb_status recover(const mb_joint_model* jm, const mb_data* da, double* f,
   return st;
 }
 
-mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, mb_error* err) {
+mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, int jacobians,
+                                       mb_error* err) {
   if (!jm->reactions) return MB_OK;
   const mb_model* aux = jm->aux;
   const mb_rows* phiq = &aux->structure->phiq;
@@ -154,7 +156,7 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
   double *f = jd->react, *lam = f + nq;
   /* f = Q - M qdd - Phi_q^T lambda of the imposed rows, at the state the step left */
   mb_constraints_positions(aux, da);
-  mb_forces(aux, da, 0);
+  mb_forces(aux, da, jacobians);
   for (int i = 0; i < nq; i++) f[i] = da->force[i];
   mb_mass_mul(aux, da->qdd, -1, f);
   memset(lam, 0, (size_t)nc * sizeof(double));

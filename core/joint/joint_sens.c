@@ -48,9 +48,10 @@ typedef struct joint_sens {
   double* couple_buffer;    /* its vectors */
   mb_factor lu;
   /* functionals read the tree's multipliers (tree_state): the natural multipliers with the
-     imposed rows' lambda + kappa, the Hessian of Phi^T lam_all (natural system pattern), scratch */
+     imposed rows' lambda + kappa, the Hessian of Phi^T lam_all (natural system pattern), the
+     explicit terms E (nq x p), scratch */
   int tree_reactions;
-  double *lam_all, *hess, *tree_f, *tree_nu, *tree_keep, *tree_g;
+  double *lam_all, *hess, *tree_e, *tree_f, *tree_nu, *tree_keep, *tree_g;
 } joint_sens;
 
 static void joint_sens_free(joint_sens* js) {
@@ -97,8 +98,8 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   js->tree_reactions = p > 0 && mb_joint_reads_tree_multipliers(jm);
   if (js->tree_reactions) {
     const size_t ncon = jm->aux->ncon, nsys = jm->aux->structure->sys->nnz;
-    const size_t tsize[] = {ncon, nsys, nq, nq, ncon, ncon};
-    double** tfields[] = {&js->lam_all, &js->hess,      &js->tree_f,
+    const size_t tsize[] = {ncon, nsys, nq * np, nq, nq, ncon, ncon};
+    double** tfields[] = {&js->lam_all, &js->hess,      &js->tree_e, &js->tree_f,
                           &js->tree_nu, &js->tree_keep, &js->tree_g};
     if (!mbu_alloc_arrays(sizeof tsize / sizeof *tsize, tsize, tfields, 1))
       return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
@@ -279,27 +280,24 @@ static void multiplier_sensitivities(joint_sens* js) {
    change of the tree rows' own gradients included), I the imposed rows; the adjoint takes the
    map's transpose */
 
-/* After mb_joint_natural_multipliers: js->lam_all, the forces' Jacobians K and C in the natural
-   workspace, js->hess = H. */
+/* After mb_joint_natural_multipliers with the forces' Jacobians (K and C in the natural
+   workspace): js->lam_all, js->hess = H and js->tree_e = E of every parameter. */
 static void tree_state(joint_sens* js) {
   const mb_model* aux = js->aux;
   mb_data* da = js->da;
-  memcpy(js->lam_all, da->lambda, (size_t)aux->ncon * sizeof(double));
+  const size_t ncon = aux->ncon, nq = js->nq;
+  memcpy(js->lam_all, da->lambda, ncon * sizeof(double));
   for (int i = 0; i < js->jm->nrow; i++) js->lam_all[js->jm->row[i]] += da->kappa[js->jm->row[i]];
-  mb_forces(aux, da, 1);
   memset(js->hess, 0, (size_t)aux->structure->sys->nnz * sizeof(double));
   mb_constraints_add_hessian(aux, da, js->lam_all, 1, js->hess);
-}
-
-/* e (nq) = E of parameter k at the state of tree_state. */
-static void tree_explicit(joint_sens* js, int k, double* e) {
-  mb_data* da = js->da;
-  const size_t ncon = js->aux->ncon;
-  memset(e, 0, (size_t)js->nq * sizeof(double));
-  if (!sens_active(js->ws, k, da->t)) return;
+  /* E at lam_all, the multipliers the recovery reads */
   memcpy(js->tree_keep, da->lambda, ncon * sizeof(double));
   memcpy(da->lambda, js->lam_all, ncon * sizeof(double));
-  sens_explicit_dynamics(js->aux, da, js->ws, k, e, js->tree_g);
+  for (int k = 0; k < js->p; k++) {
+    double* e = js->tree_e + k * nq;
+    memset(e, 0, nq * sizeof(double));
+    if (sens_active(js->ws, k, da->t)) sens_explicit_dynamics(aux, da, js->ws, k, e, js->tree_g);
+  }
   memcpy(da->lambda, js->tree_keep, ncon * sizeof(double));
 }
 
@@ -311,22 +309,18 @@ static mb_status tree_sensitivities(joint_sens* js, mb_error* err) {
   const mb_model* aux = js->aux;
   const mb_data* da = js->da;
   const mb_pattern* sys = aux->structure->sys;
-  const mb_rows* phiq = &aux->structure->phiq;
   sens_ws* ws = js->ws;
   const size_t nq = js->nq, ncon = aux->ncon, nc = js->nc;
   double *f = js->tree_f, *kappa = ws->s + ncon * ws->ncol;
   tree_state(js);
   for (int k = 0; k < js->p; k++) {
-    tree_explicit(js, k, f);
+    memcpy(f, js->tree_e + k * nq, nq * sizeof(double));
     mb_spmv(sys, da->stiff, ws->qr + k * nq, -1, f);
     mb_spmv(sys, js->hess, ws->qr + k * nq, -1, f);
     mb_spmv(sys, da->damp, ws->qdr + k * nq, -1, f);
     mb_mass_mul(aux, ws->qddr + k * nq, -1, f);
-    for (int i = 0; i < jm->nrow; i++) {
-      const double w = js->lamr[k * nc + i] + js->s2[k * nc + i];
-      for (int e = phiq->rowptr[jm->row[i]]; e < phiq->rowptr[jm->row[i] + 1]; e++)
-        f[phiq->col[e]] -= da->phiq[e] * w;
-    }
+    mb_joint_imposed_reactions(jm, da, js->lamr + k * nc, -1, f);
+    mb_joint_imposed_reactions(jm, da, js->s2 + k * nc, -1, f);
     const mb_status st = mb_joint_tree_multipliers(jm, js->jd, f, ws->lamr + k * ncon, err);
     if (st != MB_OK) return st;
     for (int r = 0; r < jm->react_row_adr[jm->tree->nbody]; r++)
@@ -354,10 +348,7 @@ static mb_status tree_adjoint(joint_sens* js, double weight, double* grad, mb_er
   mb_mass_mul(aux, nu, -1, gqdd);
   for (int i = 0; i < jm->nrow; i++)
     ws->glam[jm->row[i]] -= mb_rows_dot(&aux->structure->phiq, jm->row[i], da->phiq, nu, 0);
-  for (int k = 0; k < js->p; k++) {
-    tree_explicit(js, k, js->tree_f);
-    grad[k] += weight * mbu_dot(nq, js->tree_f, nu);
-  }
+  for (int k = 0; k < js->p; k++) grad[k] += weight * mbu_dot(nq, js->tree_e + (size_t)k * nq, nu);
   return MB_OK;
 }
 
@@ -742,8 +733,9 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
 static mb_status state_terms(joint_sens* js, double w, double* psi, double* grad, mb_error* err) {
   mb_joint_imposed_multipliers(js->jm, js->jd);
   if (js->p == 0 || js->tree_reactions) {
-    mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, err);
-    if (st == MB_OK && grad && js->tree_reactions) st = tree_sensitivities(js, err);
+    const int sensitivities = grad && js->tree_reactions;
+    mb_status st = mb_joint_natural_multipliers(js->jm, js->jd, sensitivities, err);
+    if (st == MB_OK && sensitivities) st = tree_sensitivities(js, err);
     if (st != MB_OK) return st;
   }
   mb_sensors_angles(js->aux, js->da);
@@ -1053,7 +1045,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     mb_sensors_angles(aux, da);
     mb_joint_imposed_multipliers(jm, jd);
     if (js.tree_reactions) {
-      if ((st = mb_joint_natural_multipliers(jm, jd, err)) != MB_OK) goto done;
+      if ((st = mb_joint_natural_multipliers(jm, jd, 1, err)) != MB_OK) goto done;
       tree_state(&js);
     }
     const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
