@@ -4,8 +4,6 @@
    on natural coordinates, and serve both formulations through this map (the derivatives "through
    the natural coordinates" of Lopez Varela, Dopico, Luaces, "Augmented Lagrangian index-3
    semi-recursive formulations with projections: direct sensitivity analysis", section 2). */
-#include <string.h>
-
 #include "frames.h"
 #include "internal.h"
 #include "tree.h"
@@ -16,7 +14,7 @@ void mb_tree_natural_positions(const mb_tree_state* s, const mb_model* aux, doub
     if (!mb_tree_places(aux, e)) continue;
     double x[3];
     mb_tree_element_value(s, aux, e, x);
-    memcpy(q + aux->elem_qadr[e], x, (size_t)dim * sizeof(double));
+    mb_tree_copy_element(dim, x, q + aux->elem_qadr[e]);
   }
 }
 
@@ -44,7 +42,7 @@ void mb_tree_natural_velocities(const mb_tree_state* s, const mb_model* aux, int
     if ((e = listed(aux, elems, i)) < 0) continue;
     double arm[3], v[3];
     element_velocity(aux, s, e, aux->elem_body[e], arm, v);
-    memcpy(qd + aux->elem_qadr[e], v, (size_t)aux->dim * sizeof(double));
+    mb_tree_copy_element(aux->dim, v, qd + aux->elem_qadr[e]);
   }
 }
 
@@ -65,7 +63,7 @@ void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, 
     }
     mbu_cross3(V + 3, v, wt);
     for (int k = 0; k < 3; k++) a[k] += wt[k];
-    memcpy(qdd + aux->elem_qadr[e], a, (size_t)aux->dim * sizeof(double));
+    mb_tree_copy_element(aux->dim, a, qdd + aux->elem_qadr[e]);
   }
 }
 
@@ -76,7 +74,7 @@ void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const
     if (!mb_tree_places(aux, e)) continue;
     const int b = aux->elem_body[e];
     double x[3], f[3] = {0, 0, 0}, n[3];
-    memcpy(f, Q + aux->elem_qadr[e], (size_t)dim * sizeof(double));
+    mb_tree_copy_element(dim, Q + aux->elem_qadr[e], f);
     /* a product's vectors are mostly zero */
     if (f[0] == 0 && f[1] == 0 && f[2] == 0) continue;
     mb_tree_element_value(s, aux, e, x);

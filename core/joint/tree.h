@@ -148,6 +148,13 @@ static inline int mb_tree_places(const mb_model* aux, int e) {
   return aux->elem_qadr[e] >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE;
 }
 
+/* y = x, an element's dim (2 or 3) coordinates: written out, as a copy of a length known only at
+   run time would be a call to memcpy per element in the passes over them. */
+static inline void mb_tree_copy_element(int dim, const double* x, double* y) {
+  y[0] = x[0], y[1] = x[1];
+  if (dim == 3) y[2] = x[2];
+}
+
 /* The global value x (3) of element e of aux at the poses of s (point: o + A local; vector:
    A local); inline, as every pass over the elements reads it. */
 static inline void mb_tree_element_value(const mb_tree_state* s, const mb_model* aux, int e,
@@ -200,19 +207,20 @@ void mb_euler_column(const double* e, int k, int reversed, double* out);
    [v; w], v the velocity of the body point at the global origin, and for each coordinate j the
    terms of the derivatives of the motion beyond it (tree_tangent.c). */
 typedef struct mb_tree_spatial {
-  double* S;       /* (nz x 6) the columns of R */
-  double* Sd;      /* (nz x 6) their time derivatives */
-  double* Vu;      /* (nz x 6) the velocity of the frame just after coordinate j (its joint's
-                      coordinates up to it in product order; after the whole quadruple of Euler
-                      parameters) */
-  double* Au;      /* (nz x 6) that frame's acceleration */
-  double* X;       /* (nz x 6) the rate of S_j as the frames beyond it see it: Sd_j, or for Euler
-                      parameters Vu_j x S_j + the velocity change of their own columns */
-  double* Vj;      /* (nz x 6) dVu_j/dz_j at fixed columns beyond: 0, or that velocity change */
-  double* Aj;      /* (nz x 6) dAu_j/dz_j likewise */
-  double* D;       /* (nnorm x 4 x 4 x 6) dS_k/de_j within each Euler quadruple, [j][k] */
-  double* V;       /* (nbody x 6) the bodies' velocities */
-  double* A;       /* (nbody x 6) their accelerations */
+  double* S;  /* (nz x 6) the columns of R */
+  double* Sd; /* (nz x 6) their time derivatives */
+  double* Vu; /* (nz x 6) the velocity of the frame just after coordinate j (its joint's
+                 coordinates up to it in product order; after the whole quadruple of Euler
+                 parameters) */
+  double* Au; /* (nz x 6) that frame's acceleration */
+  double* X;  /* (nz x 6) the rate of S_j as the frames beyond it see it: Sd_j, or for Euler
+                 parameters Vu_j x S_j + the velocity change of their own columns */
+  double* Vj; /* (nz x 6) dVu_j/dz_j at fixed columns beyond: 0, or that velocity change */
+  double* Aj; /* (nz x 6) dAu_j/dz_j likewise */
+  double *SV, *SA, *XV; /* (nz x 6 each) S_j x Vu_j, S_j x Au_j, X_j x Vu_j */
+  double* D;            /* (nnorm x 4 x 4 x 6) dS_k/de_j within each Euler quadruple, [j][k] */
+  double* V;            /* (nbody x 6) the bodies' velocities */
+  double* A;            /* (nbody x 6) their accelerations */
   double* W;       /* (nbody x 6) the subtree sums of mb_tree_wrench_sums: [force; moment about the
                       origin] */
   double* dW;      /* (nbody x 6) scratch */

@@ -79,13 +79,14 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   mb_tree_spatial* sp = calloc(1, sizeof *sp);
   const size_t nz = (size_t)t->nz, nb = (size_t)t->nbody, nn = (size_t)t->nnorm;
   if (!sp) return NULL;
-  sp->S = calloc(42 * nz + 96 * nn + 60 * nb + 1, sizeof(double));
+  sp->S = calloc(60 * nz + 96 * nn + 60 * nb + 1, sizeof(double));
   sp->moved = calloc(nb + 1, 1);
   if (!sp->S || !sp->moved) {
     mb_tree_spatial_free(sp);
     return NULL;
   }
-  double** fields[] = {&sp->Sd, &sp->Vu, &sp->Au, &sp->X, &sp->Vj, &sp->Aj};
+  double** fields[] = {&sp->Sd, &sp->Vu, &sp->Au, &sp->X, &sp->Vj,
+                       &sp->Aj, &sp->SV, &sp->SA, &sp->XV};
   double* p = sp->S + 6 * nz;
   for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) *fields[f] = p, p += 6 * nz;
   sp->D = p, p += 96 * nn;
@@ -193,13 +194,20 @@ void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const doub
     memcpy(sp->V + 6 * b, V, sizeof V);
     memcpy(sp->A + 6 * b, A, sizeof A);
   }
+  /* the products of each coordinate's term (add_term) that depend on the motion alone */
+  for (int k = 0; k < t->nz; k++) {
+    const size_t o = 6 * (size_t)k;
+    motion_cross(sp->S + o, sp->Vu + o, sp->SV + o);
+    motion_cross(sp->S + o, sp->Au + o, sp->SA + o);
+    motion_cross(sp->X + o, sp->Vu + o, sp->XV + o);
+  }
 }
 
 /* One term of a direction: a column S moved by cz, its rate by cv and its acceleration by ca,
    with the terms of the frame it moves with (the fields of mb_tree_spatial at its coordinate:
-   Sd, X, Vu, Au, Vj, Aj). */
+   Sd, X, Vj, Aj and the products SV = S x Vu, SA = S x Au, XV = X x Vu). */
 typedef struct direction_term {
-  const double *S, *Sd, *X, *Vu, *Au, *Vj, *Aj;
+  const double *S, *Sd, *X, *Vj, *Aj, *SV, *SA, *XV;
   double cz, cv, ca;
 } direction_term;
 
@@ -207,14 +215,14 @@ typedef struct direction_term {
 static direction_term coordinate_term(const mb_tree_spatial* sp, int k, double cz, double cv,
                                       double ca) {
   const size_t o = 6 * (size_t)k;
-  return (direction_term){sp->S + o,  sp->Sd + o, sp->X + o, sp->Vu + o, sp->Au + o,
-                          sp->Vj + o, sp->Aj + o, cz,        cv,         ca};
+  return (direction_term){sp->S + o,  sp->Sd + o, sp->X + o, sp->Vj + o, sp->Aj + o, sp->SV + o,
+                          sp->SA + o, sp->XV + o, cz,        cv,         ca};
 }
 
-/* The moved joint frame's term, with its storage (S, Sd and X, Vu, Au; Vj = Aj = 0): a
+/* The moved joint frame's term, with its storage (S, Sd and X, the products; Vj = Aj = 0): a
    translation, carried by the frame of the parent (inboard) or of the body (outboard). */
 typedef struct frame_term {
-  double S[6], Sd[6], Vu[6], Au[6];
+  double S[6], Sd[6], SV[6], SA[6], XV[6];
 } frame_term;
 
 static const double zero6[6] = {0, 0, 0, 0, 0, 0};
@@ -222,12 +230,14 @@ static const double zero6[6] = {0, 0, 0, 0, 0, 0};
 static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
                                     const mb_tree_direction* dir, frame_term* f) {
   const int p = dir->outboard ? dir->body : t->parent[dir->body];
-  memcpy(f->Vu, p < 0 ? zero6 : sp->V + 6 * p, sizeof f->Vu);
-  memcpy(f->Au, p < 0 ? zero6 : sp->A + 6 * p, sizeof f->Au);
+  const double *Vu = p < 0 ? zero6 : sp->V + 6 * p, *Au = p < 0 ? zero6 : sp->A + 6 * p;
   memset(f->S, 0, sizeof f->S);
   memcpy(f->S, dir->shift, 3 * sizeof(double));
-  motion_cross(f->Vu, f->S, f->Sd);
-  return (direction_term){f->S, f->Sd, f->Sd, f->Vu, f->Au, zero6, zero6, 1, 0, 0};
+  motion_cross(Vu, f->S, f->Sd);
+  motion_cross(f->S, Vu, f->SV);
+  motion_cross(f->S, Au, f->SA);
+  motion_cross(f->Sd, Vu, f->XV);
+  return (direction_term){f->S, f->Sd, f->Sd, zero6, zero6, f->SV, f->SA, f->XV, 1, 0, 0};
 }
 
 /* sum (24) += what the term adds to the derivatives of the motion of every body it carries:
@@ -236,13 +246,12 @@ static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
      CA += cz (Aj - S x Au - X x Vu) + cv (Sd + Vj - S x Vu) + ca S,
    the derivatives along one coordinate (dV = S x (V - Vu) + Vj, ..., file comment) summed. */
 static void add_term(const direction_term* d, double* sum) {
-  double *P = sum, *PX = sum + 6, *CV = sum + 12, *CA = sum + 18, x[6];
-  if (d->cz != 0 || d->cv != 0) motion_cross(d->S, d->Vu, x);
+  double *P = sum, *PX = sum + 6, *CV = sum + 12, *CA = sum + 18;
   if (d->cz != 0) {
     add6(d->S, d->cz, P);
     add6(d->X, d->cz, PX);
     add6(d->Vj, d->cz, CV);
-    add6(x, -d->cz, CV);
+    add6(d->SV, -d->cz, CV);
     add6(d->Aj, d->cz, CA);
   }
   if (d->cv != 0) {
@@ -250,14 +259,12 @@ static void add_term(const direction_term* d, double* sum) {
     add6(d->S, d->cv, CV);
     add6(d->Sd, d->cv, CA);
     add6(d->Vj, d->cv, CA);
-    add6(x, -d->cv, CA);
+    add6(d->SV, -d->cv, CA);
   }
   if (d->ca != 0) add6(d->S, d->ca, CA);
   if (d->cz != 0) {
-    motion_cross(d->S, d->Au, x);
-    add6(x, -d->cz, CA);
-    motion_cross(d->X, d->Vu, x);
-    add6(x, -d->cz, CA);
+    add6(d->SA, -d->cz, CA);
+    add6(d->XV, -d->cz, CA);
   }
 }
 
@@ -272,7 +279,8 @@ static double coefficient(const mb_tree_direction* dir, int k, int level) {
 /* sp->sums = the sums of add_term over the coordinates on each body's path (and the moved frame,
    from its body on), the first 6 the body's displacement twist P along dir; sp->dV and sp->dA
    the derivatives of its velocity and acceleration, and sp->moved whether dir moves it. */
-static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir) {
+static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                          int rates) {
   frame_term storage;
   direction_term frame;
   if (dir->body >= 0) frame = frame_term_of(t, sp, dir, &storage);
@@ -302,8 +310,10 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
       memset(dA, 0, 6 * sizeof(double));
       continue;
     }
+    if (rates < 1) continue;
     motion_cross(sum, V, dV);
     add6(sum + 12, 1, dV);
+    if (rates < 2) continue;
     motion_cross(sum, A, dA);
     motion_cross(sum + 6, V, x);
     add6(x, 1, dA);
@@ -314,7 +324,9 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
 void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                              const mb_model* aux, const mb_tree_direction* dir,
                              const double* dlocal, double* dq, double* dqd, double* dqdd) {
-  body_tangents(t, sp, dir);
+  /* the rates' derivatives only as far as asked for */
+  const int rates = dqdd ? 2 : dqd ? 1 : 0;
+  body_tangents(t, sp, dir, rates);
   for (int e = 0; e < aux->nelem; e++) {
     /* the elements of bodies the direction leaves, without local values moved: zero */
     if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
@@ -323,8 +335,6 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
     const double* delta = sp->sums + 24 * b;
     double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], u[3];
     mb_tree_element_value(s, aux, e, x);
-    /* xd = v0 + w x x (vector: w x x) */
-    mbu_cross3(V + 3, x, xd);
     if (sp->moved[b]) {
       mbu_cross3(delta + 3, x, dx);
       for (int r = 0; r < 3; r++) dx[r] += point ? delta[r] : 0;
@@ -333,28 +343,30 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
       mbu_mat3_vec(s->A + 9 * b, dlocal + 3 * e, u);
       for (int r = 0; r < 3; r++) dx[r] += u[r];
     }
+    const int a = aux->elem_qadr[e];
+    if (dq) mb_tree_copy_element(aux->dim, dx, dq + a);
+    if (rates < 1) continue;
     /* dxd = dv0 + dw x x + w x dx; dxdd = da0 + dwd x x + wd x dx + dw x xd + w x dxd, with
        xd = v0 + w x x (vectors: no v0, dv0, da0) */
+    /* xd = v0 + w x x (vector: w x x) */
+    mbu_cross3(V + 3, x, xd);
     for (int r = 0; r < 3; r++) {
       xd[r] += point ? V[r] : 0;
       dxd[r] = point ? dV[r] : 0;
-      dxdd[r] = point ? dA[r] : 0;
     }
     mbu_cross3(dV + 3, x, u);
     for (int r = 0; r < 3; r++) dxd[r] += u[r];
     mbu_cross3(V + 3, dx, u);
     for (int r = 0; r < 3; r++) dxd[r] += u[r];
+    if (dqd) mb_tree_copy_element(aux->dim, dxd, dqd + a);
+    if (rates < 2) continue;
+    for (int r = 0; r < 3; r++) dxdd[r] = point ? dA[r] : 0;
     const double* terms[4][2] = {{dA + 3, x}, {A + 3, dx}, {dV + 3, xd}, {V + 3, dxd}};
     for (int k = 0; k < 4; k++) {
       mbu_cross3(terms[k][0], terms[k][1], u);
       for (int r = 0; r < 3; r++) dxdd[r] += u[r];
     }
-    const int a = aux->elem_qadr[e];
-    for (int r = 0; r < aux->dim; r++) {
-      if (dq) dq[a + r] = dx[r];
-      if (dqd) dqd[a + r] = dxd[r];
-      if (dqdd) dqdd[a + r] = dxdd[r];
-    }
+    mb_tree_copy_element(aux->dim, dxdd, dqdd + a);
   }
 }
 
@@ -368,8 +380,8 @@ static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_
     if (!mb_tree_places(aux, e)) continue;
     const int b = aux->elem_body[e], a = aux->elem_qadr[e];
     double x[3] = {0, 0, 0}, fe[3] = {0, 0, 0}, m[3];
-    memcpy(fe, f + a, (size_t)aux->dim * sizeof(double));
-    if (dq) memcpy(x, dq + a, (size_t)aux->dim * sizeof(double));
+    mb_tree_copy_element(aux->dim, f + a, fe);
+    if (dq) mb_tree_copy_element(aux->dim, dq + a, x);
     /* a direction moves few elements */
     if ((fe[0] == 0 && fe[1] == 0 && fe[2] == 0) || (dq && x[0] == 0 && x[1] == 0 && x[2] == 0))
       continue;
