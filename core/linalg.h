@@ -85,6 +85,11 @@ void mb_compact_release(mb_compact* c);
 /* c = the nonzero entries of A (on the pattern c was made for). */
 void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A);
 
+/* c = the nonzero entries of A among its n entries `entries` (ascending), A's other entries
+   known to be zero: a matrix whose values can only fall on a few entries of the pattern. */
+void mb_compact_set_entries(mb_compact* c, const mb_pattern* p, const double* A, int n,
+                            const int* entries);
+
 /* y += s c x. */
 void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y);
 

@@ -92,6 +92,15 @@ static double max_abs(int n, const double* a) {
   return d;
 }
 
+/* z (n) = 2 D x, D dense row-major: the reference of the sparse products */
+static void dense_twice(int n, const double* D, const double* x, double* z) {
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int j = 0; j < n; j++) s += D[(size_t)i * n + j] * x[j];
+    z[i] = 2 * s;
+  }
+}
+
 /* Lookups and products of a pattern against its dense copy. */
 static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, unsigned* seed) {
   const int n = p->n;
@@ -134,15 +143,30 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
     memset(y, 0, sizeof(double) * n);
     mb_compact_mul(&c, x, 2, y);
     mb_pattern_to_dense(p, half, D);
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int j = 0; j < n; j++) s += D[(size_t)i * n + j] * x[j];
-      z[i] = 2 * s;
-    }
+    dense_twice(n, D, x, z);
     const double e = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
     snprintf(what, sizeof what, "pattern n = %d, bs = %d: y += 2 A x on A's %d nonzeros of %d", n,
              p->bs, c.nnz, p->nnz);
     mbt_check(t, e < 1e-14 && c.nnz == (p->nnz + 1) / 2, what, e, 1e-14);
+    /* a subset of the entries: every third, the others' values (here A's) never read */
+    int* listed = malloc(sizeof(int) * (size_t)p->nnz + 1);
+    double* within = calloc((size_t)p->nnz + 1, sizeof(double));
+    int nlisted = 0;
+    for (int k = 0; k < p->nnz; k += 3) listed[nlisted++] = k, within[k] = half[k];
+    for (int k = 0; k < p->nnz; k++) half[k] = k % 3 ? 12345.0 : within[k];
+    mb_compact_set_entries(&c, p, half, nlisted, listed);
+    memset(y, 0, sizeof(double) * n);
+    mb_compact_mul(&c, x, 2, y);
+    mb_pattern_to_dense(p, within, D);
+    dense_twice(n, D, x, z);
+    int expected = 0;
+    for (int k = 0; k < nlisted; k++) expected += within[listed[k]] != 0;
+    const double e3 = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
+    snprintf(what, sizeof what,
+             "pattern n = %d, bs = %d: y += 2 A x on %d listed entries of %d, others ignored", n,
+             p->bs, nlisted, p->nnz);
+    mbt_check(t, e3 < 1e-14 && c.nnz == expected, what, e3, 1e-14);
+    free(listed), free(within);
     mb_compact_release(&c);
   }
   free(half), free(D), free(x), free(y), free(z);

@@ -8,6 +8,34 @@
 #include "sens.h"
 #include "structure.h"
 
+static int ascending(const void* a, const void* b) {
+  const int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+/* tg->hess_entries: the system pattern's entries the imposed rows' Hessians reach; -1 when out of
+   memory. */
+static int hessian_entries(mb_joint_tangent* tg) {
+  const mb_structure* st = tg->aux->structure;
+  int n = 0;
+  for (int i = 0; i < tg->jm->nrow; i++)
+    n += st->hess_adr[2 * tg->jm->row[i] + 2] - st->hess_adr[2 * tg->jm->row[i]];
+  tg->hess_entries = malloc((size_t)n * sizeof(int) + 1);
+  if (!tg->hess_entries) return -1;
+  n = 0;
+  for (int i = 0; i < tg->jm->nrow; i++) {
+    const int r = tg->jm->row[i];
+    for (int h = st->hess_adr[2 * r]; h < st->hess_adr[2 * r + 2]; h++)
+      tg->hess_entries[n++] = st->hess_entry[h];
+  }
+  qsort(tg->hess_entries, (size_t)n, sizeof(int), ascending);
+  tg->nhess = 0;
+  for (int i = 0; i < n; i++)
+    if (i == 0 || tg->hess_entries[i] != tg->hess_entries[i - 1])
+      tg->hess_entries[tg->nhess++] = tg->hess_entries[i];
+  return 0;
+}
+
 mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_joint_tangent* tg = calloc(1, sizeof *tg);
   if (!tg) return NULL;
@@ -45,7 +73,8 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
       &tg->v, &tg->scr, &tg->rows,   &tg->col,     &tg->pattern, &tg->wrench, &tg->projected};
   const mb_pattern* sys = jm->aux->structure->sys;
   if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
-      mb_compact_init(&tg->kh, sys) != 0 || mb_compact_init(&tg->damp, sys) != 0) {
+      mb_compact_init(&tg->kh, sys) != 0 || mb_compact_init(&tg->damp, sys) != 0 ||
+      hessian_entries(tg) != 0) {
     mb_joint_tangent_free(tg);
     return NULL;
   }
@@ -58,6 +87,7 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
   mb_tree_spatial_free(tg->sy);
   mb_compact_release(&tg->kh);
   mb_compact_release(&tg->damp);
+  free(tg->hess_entries);
   free(tg->R);
   free(tg);
 }
@@ -171,14 +201,18 @@ void mb_joint_tangent_multipliers(mb_joint_tangent* js, const double* mult, int 
   const mb_model* aux = js->aux;
   memset(js->lam, 0, (size_t)aux->ncon * sizeof(double));
   for (int i = 0; i < js->jm->nrow; i++) js->lam[js->jm->row[i]] = mult[i];
-  const size_t nsys = aux->structure->sys->nnz;
+  const mb_pattern* sys = aux->structure->sys;
   if (stiffness)
-    memcpy(js->KH, js->da->stiff, nsys * sizeof(double));
+    memcpy(js->KH, js->da->stiff, (size_t)sys->nnz * sizeof(double));
   else
-    memset(js->KH, 0, nsys * sizeof(double));
+    for (int i = 0; i < js->nhess; i++) js->KH[js->hess_entries[i]] = 0;
   mb_constraints_add_hessian(aux, js->da, js->lam, 1, js->KH);
-  mb_compact_set(&js->kh, aux->structure->sys, js->KH);
-  if (stiffness) mb_compact_set(&js->damp, aux->structure->sys, js->da->damp);
+  if (stiffness) {
+    mb_compact_set(&js->kh, sys, js->KH);
+    mb_compact_set(&js->damp, sys, js->da->damp);
+  } else {
+    mb_compact_set_entries(&js->kh, sys, js->KH, js->nhess, js->hess_entries);
+  }
 }
 
 /* js->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n */

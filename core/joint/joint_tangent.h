@@ -21,7 +21,8 @@ typedef struct mb_joint_tangent {
   int columns_current;       /* whether they are those of the last mb_joint_tangent_state */
   double *K, *C, *M, *T;     /* (nz x nz, by columns) */
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
-                                Hessian alone */
+                                Hessian alone, on hess_entries alone */
+  int nhess, *hess_entries;  /* the entries the imposed rows' Hessians reach, ascending */
   mb_compact kh, damp;       /* KH's and the damping matrix's nonzero entries, for products */
   double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
   double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */

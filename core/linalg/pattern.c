@@ -181,6 +181,19 @@ void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A) {
   c->colptr[p->n] = c->nnz = k;
 }
 
+void mb_compact_set_entries(mb_compact* c, const mb_pattern* p, const double* A, int n,
+                            const int* entries) {
+  int k = 0, j = 0;
+  c->colptr[0] = 0;
+  for (int i = 0; i < n; i++) {
+    const int e = entries[i];
+    for (; p->colptr[j + 1] <= e; j++) c->colptr[j + 1] = k;
+    if (A[e] != 0) c->rowind[k] = p->rowind[e], c->val[k++] = A[e];
+  }
+  for (; j < p->n; j++) c->colptr[j + 1] = k;
+  c->nnz = k;
+}
+
 void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y) {
   for (int j = 0; j < c->n; j++) {
     const double xj = s * x[j];
