@@ -416,6 +416,15 @@ void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_sp
     const double *W = sp->W + 6 * b, *dW = sp->dW + 6 * b;
     double P[6], dS[6];
     memcpy(P, p < 0 ? zero6 : sp->sums + 24 * p, sizeof P);
+    /* a body the direction neither moves nor reaches through its subtree's moments: zeros */
+    int still = b != dir->body;
+    for (int r = 0; r < 6 && still; r++) still = P[r] == 0 && dW[r] == 0;
+    for (int r = 0; r < n && still; r++) still = coefficient(dir, t->zadr[b] + r, 0) == 0;
+    if (still) {
+      memset(out + t->zadr[b], 0, (size_t)n * sizeof(double));
+      memcpy(sp->sums + 24 * b, P, sizeof P);
+      continue;
+    }
     for (int r = 0; r < 3 && b == dir->body && !dir->outboard; r++) P[r] += dir->shift[r];
     for (int r = 0; r < n; r++) {
       const int k = t->zadr[b] + (t->reversed[b] ? n - 1 - r : r), q = euler_block(t, k);
