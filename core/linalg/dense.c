@@ -133,9 +133,49 @@ static void lu_solve_multi(const dense* f, int transpose, int nrhs, double* B) {
     if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
 }
 
+/* one right-hand side: the loops over columns of the factors unit-stride, the same operations in
+   the same order as lu_solve_multi's */
+static void lu_solve_one(const dense* f, int transpose, double* restrict x) {
+  const int n = f->n;
+  const double* a = f->a;
+  if (!transpose) {
+    for (int k = 0; k < n; k++)
+      if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
+    for (int k = 0; k < n; k++) {
+      const double* restrict ck = a + (size_t)k * n;
+      const double xk = x[k];
+      for (int i = k + 1; i < n; i++) x[i] -= ck[i] * xk;
+    }
+    for (int k = n - 1; k >= 0; k--) {
+      const double* restrict ck = a + (size_t)k * n;
+      const double xk = x[k] *= f->rdiag[k];
+      for (int i = 0; i < k; i++) x[i] -= ck[i] * xk;
+    }
+    return;
+  }
+  for (int k = 0; k < n; k++) {
+    const double* restrict ck = a + (size_t)k * n;
+    double xk = x[k];
+    for (int i = 0; i < k; i++) xk -= ck[i] * x[i];
+    x[k] = xk * f->rdiag[k];
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    const double* restrict ck = a + (size_t)k * n;
+    double xk = x[k];
+    for (int i = k + 1; i < n; i++) xk -= ck[i] * x[i];
+    x[k] = xk;
+  }
+  for (int k = n - 1; k >= 0; k--)
+    if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
+}
+
 /* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
 static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
   const dense* f = numeric;
+  if (nrhs == 1) {
+    lu_solve_one(f, transpose, B);
+    return;
+  }
   for (int c = 0; c < nrhs; c += MULTI)
     lu_solve_multi(f, transpose, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
 }
