@@ -94,6 +94,10 @@ void mb_structure_free(mb_structure* s);
 /* y (nq) += s M x, over the mass blocks of m (a model or its tangent model). */
 void mb_mass_mul(const mb_model* m, const double* x, double s, double* y);
 
+/* y (nq) += s M x over the mass blocks first to last - 1 alone (a body's are consecutive). */
+void mb_mass_mul_blocks(const mb_model* m, int first, int last, const double* x, double s,
+                        double* y);
+
 /* x^T M y over the mass blocks of m (a model or its tangent model). */
 double mb_mass_form(const mb_model* m, const double* x, const double* y);
 

@@ -36,6 +36,45 @@ static int hessian_entries(mb_joint_tangent* tg) {
   return 0;
 }
 
+/* tg->mass_run: the natural mass blocks in runs of one body each; -1 when out of memory. */
+static int mass_runs(mb_joint_tangent* tg) {
+  const mb_model* aux = tg->aux;
+  int* body_of = malloc(sizeof(int) * (size_t)aux->nq + 1); /* of each coordinate */
+  tg->mass_run = malloc(3 * sizeof(int) * (size_t)aux->nmass + 1);
+  if (!body_of || !tg->mass_run) {
+    free(body_of);
+    return -1;
+  }
+  for (int i = 0; i < aux->nq; i++) body_of[i] = -1;
+  for (int e = 0; e < aux->nelem; e++)
+    for (int r = 0; mb_tree_places(aux, e) && r < aux->dim; r++)
+      body_of[aux->elem_qadr[e] + r] = aux->elem_body[e];
+  tg->nmass_run = 0;
+  for (int k = 0; k < aux->nmass; k++) {
+    const int b = body_of[aux->mass_block[2 * k] * aux->dim];
+    int* run = tg->mass_run + 3 * (tg->nmass_run - 1);
+    if (tg->nmass_run > 0 && run[0] == b) {
+      run[2] = k + 1;
+      continue;
+    }
+    run += 3;
+    run[0] = b, run[1] = k, run[2] = k + 1;
+    tg->nmass_run++;
+  }
+  free(body_of);
+  return 0;
+}
+
+/* y (nq) += s M^n x for x zero on the bodies a direction left still (moved, of its spatial
+   state): the mass blocks of those bodies are skipped in whole. */
+static void moved_mass_mul(const mb_joint_tangent* tg, const unsigned char* moved, const double* x,
+                           double s, double* y) {
+  for (int r = 0; r < tg->nmass_run; r++) {
+    const int* run = tg->mass_run + 3 * r;
+    if (run[0] < 0 || moved[run[0]]) mb_mass_mul_blocks(tg->aux, run[1], run[2], x, s, y);
+  }
+}
+
 mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_joint_tangent* tg = calloc(1, sizeof *tg);
   if (!tg) return NULL;
@@ -74,7 +113,7 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
   const mb_pattern* sys = jm->aux->structure->sys;
   if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
       mb_compact_init(&tg->kh, sys) != 0 || mb_compact_init(&tg->damp, sys) != 0 ||
-      hessian_entries(tg) != 0) {
+      hessian_entries(tg) != 0 || mass_runs(tg) != 0) {
     mb_joint_tangent_free(tg);
     return NULL;
   }
@@ -88,6 +127,7 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
   mb_compact_release(&tg->kh);
   mb_compact_release(&tg->damp);
   free(tg->hess_entries);
+  free(tg->mass_run);
   free(tg->R);
   free(tg);
 }
@@ -299,7 +339,8 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
   for (size_t j = 0; j < nz; j++) {
     double* a = A + j * nz;
     memset(dq, 0, 3 * nq * sizeof(double));
-    if ((int)j < js->nt) {
+    const int tree = (int)j < js->nt;
+    if (tree) {
       const mb_tree_direction dir = {.coord = (int)j, .cz = 1, .cv = cv, .body = -1};
       mb_tree_natural_tangent(js->jm->tree, js->jd->st, js->sp, aux, &dir, NULL, dq, dqd, dqdd);
       geometric_along(js, &dir, dq, a);
@@ -310,7 +351,10 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
     memset(u, 0, nq * sizeof(double));
     mb_compact_mul(&js->kh, dq, 1, u);
     mb_compact_mul(&js->damp, dqd, 1, u);
-    mb_mass_mul(aux, dqdd, 1, u);
+    if (tree)
+      moved_mass_mul(js, js->sp->moved, dqdd, 1, u);
+    else
+      mb_mass_mul(aux, dqdd, 1, u);
     mb_joint_tangent_rt_mul(js, u, 1, 1, a);
   }
   add_normalisations(js, mult, NULL, A, nz + 1);

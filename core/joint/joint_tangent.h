@@ -23,6 +23,8 @@ typedef struct mb_joint_tangent {
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
                                 Hessian alone, on hess_entries alone */
   int nhess, *hess_entries;  /* the entries the imposed rows' Hessians reach, ascending */
+  int nmass_run, *mass_run;  /* runs of consecutive mass blocks of one body (-1: of no body):
+                                body, first, last + 1 (3 each) */
   mb_compact kh, damp;       /* KH's and the damping matrix's nonzero entries, for products */
   double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
   double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */

@@ -3,11 +3,11 @@
 #include "internal.h"
 #include "structure.h"
 
-/* y += s M x over the mass blocks, for a constant dim */
-static inline void mass_mul(const int dim, const mb_model* m, const double* x, double s,
-                            double* y) {
+/* y += s M x over the mass blocks first to last - 1, for a constant dim */
+static inline void mass_mul(const int dim, const mb_model* m, int first, int last, const double* x,
+                            double s, double* y) {
   const int* blk = m->mass_block;
-  for (int k = 0; k < m->nmass; k++) {
+  for (int k = first; k < last; k++) {
     const double* xk = x + blk[2 * k + 1] * dim;
     /* the joint formulation's products along one coordinate move few bodies */
     if (xk[0] == 0 && xk[1] == 0 && (dim == 2 || xk[2] == 0)) continue;
@@ -15,11 +15,16 @@ static inline void mass_mul(const int dim, const mb_model* m, const double* x, d
   }
 }
 
-void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
+void mb_mass_mul_blocks(const mb_model* m, int first, int last, const double* x, double s,
+                        double* y) {
   if (m->dim == 3)
-    mass_mul(3, m, x, s, y);
+    mass_mul(3, m, first, last, x, s, y);
   else
-    mass_mul(2, m, x, s, y);
+    mass_mul(2, m, first, last, x, s, y);
+}
+
+void mb_mass_mul(const mb_model* m, const double* x, double s, double* y) {
+  mb_mass_mul_blocks(m, 0, m->nmass, x, s, y);
 }
 
 double mb_mass_form(const mb_model* m, const double* x, const double* y) {
