@@ -684,7 +684,7 @@ static mb_status forward_step(joint_sens* js, mb_error* err) {
      coordinates, the matrices */
   const int matrices = js->p >= nz;
   sensitivity_history(js);
-  mb_joint_constraints(js->jm, js->jd);
+  /* the step's projections left its positions' constraints and Phi_z evaluated */
   mb_status st = dynamic_point(js, matrices, js->rhs, js->g, err);
   if (st != MB_OK) return st;
   for (int k = 0; k < js->p; k++) {
