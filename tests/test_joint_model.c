@@ -367,6 +367,24 @@ static void coupling_against_differences(mbt_tally* tally, const char* path,
   free(v);
 }
 
+/* The columns' Rad = dqdd/dzd, taken as 2 Rv (the second derivatives of q(z) symmetric), against
+   a pass of the tree along each rate. */
+static void rate_columns_against_passes(mbt_tally* tally, const char* path, mb_joint_tangent* tg) {
+  const size_t nq = (size_t)tg->nq;
+  double* dqdd = calloc(nq + 1, sizeof(double));
+  double e = 0, scale = 0;
+  for (int j = 0; j < tg->nt; j++) {
+    const mb_tree_direction zd = {.coord = j, .cv = 1, .body = -1};
+    memset(dqdd, 0, nq * sizeof(double));
+    mb_tree_natural_tangent(tg->jm->tree, tg->jd->st, tg->sp, tg->aux, &zd, NULL, NULL, NULL, dqdd);
+    for (size_t i = 0; i < nq; i++)
+      e = fmax(e, fabs(dqdd[i] - tg->Rad[j * nq + i])), scale = fmax(scale, fabs(dqdd[i]));
+  }
+  mbt_check_scaled(tally, e, fmax(scale, 1e-300), 1e-12,
+                   "%s: the columns' dqdd/dzd = 2 dqd/dz against a pass along each rate", path);
+  free(dqdd);
+}
+
 static void check_tangent_matrices(mbt_tally* tally, const char* path) {
   mb_desc d;
   if (load(tally, path, &d) != 0) return;
@@ -390,6 +408,7 @@ static void check_tangent_matrices(mbt_tally* tally, const char* path) {
   /* the matrices at the state */
   tangent_at(jm, jd, tg, z, zd, zdd, lambda);
   mb_joint_tangent_columns(tg);
+  rate_columns_against_passes(tally, path, tg);
   mb_joint_tangent_dynamics(tg, lambda);
   const double h = 1e-6;
   static const char* name[3] = {"K = dF/dz", "C = dF/dzd", "M = dF/dzdd"};

@@ -150,19 +150,19 @@ void mb_joint_tangent_state(mb_joint_tangent* js, const double* zd, const double
   js->columns_current = 0;
 }
 
-/* R, Rv, Ra and Rad at the motion js->sp. */
+/* R, Rv, Ra and Rad at the motion js->sp. Rad = dqdd/dzd is 2 Rv: qdd = R zdd + sum_jk
+   d2q/dz_j dz_k zd_j zd_k, and the second derivatives of q(z) are symmetric (a pass along each
+   rate gives the same columns to rounding, checked in test_joint_model). */
 void mb_joint_tangent_columns(mb_joint_tangent* js) {
   const mb_joint_model* jm = js->jm;
   const size_t nq = js->nq, n = nq * js->nz;
   memset(js->R, 0, 4 * n * sizeof(double)); /* R, Rv, Ra, Rad are contiguous */
   for (int j = 0; j < js->nt; j++) {
-    const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1},
-                            zd = {.coord = j, .cv = 1, .body = -1};
+    const mb_tree_direction z = {.coord = j, .cz = 1, .body = -1};
     mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &z, NULL, js->R + j * nq,
                             js->Rv + j * nq, js->Ra + j * nq);
-    mb_tree_natural_tangent(jm->tree, js->jd->st, js->sp, js->aux, &zd, NULL, NULL, NULL,
-                            js->Rad + j * nq);
   }
+  for (size_t i = 0; i < n; i++) js->Rad[i] = 2 * js->Rv[i];
   for (int k = 0; k < jm->nstate; k++) js->R[(js->nt + k) * nq + jm->state_qadr[k]] = 1;
   js->columns_current = 1;
 }
