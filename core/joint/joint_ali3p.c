@@ -109,6 +109,7 @@ static int joint_residual(const mb_stepper* s, double alpha, double* r, int tang
   mb_joint_inverse_dynamics(jm, jd, mult, bh2, r);
   if (!tangent) return 0;
   mb_joint_constraint_jacobian(jm, jd);
+  mb_joint_force_jacobian(jm, jd);
   mb_joint_mass(jm, jd);     /* its scratch is jd->work */
   double* D = jd->work + nc; /* the Newton matrix, then add_carried's scratch */
   memcpy(D, jd->M, (size_t)nz * nz * sizeof(double));

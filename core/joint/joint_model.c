@@ -71,11 +71,22 @@ static int needed_coordinates(mb_joint_model* jm) {
       if (!mark[st->phiq.col[k]]) mark[st->phiq.col[k]] = 2;
   for (int c = 0; c < nq; c++)
     if (mark[c] == 2) jm->need_coord[jm->nneed_coord++] = c;
-  for (int e = 0; e < aux->nelem; e++) {
-    const int a = aux->elem_qadr[e];
-    if (a >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE && mark[a])
-      jm->need_elem[jm->nneed_elem++] = e;
+  /* the elements the rows read first: the projections need dq/dz at those alone */
+  unsigned char* row_read = calloc((size_t)nq + 1, 1);
+  if (!row_read) return free(mark), -1;
+  for (int i = 0; i < jm->nrow; i++)
+    for (int k = st->phiq.rowptr[jm->row[i]]; k < st->phiq.rowptr[jm->row[i] + 1]; k++)
+      row_read[st->phiq.col[k]] = 1;
+  for (int rows = 1; rows >= 0; rows--) {
+    for (int e = 0; e < aux->nelem; e++) {
+      const int a = aux->elem_qadr[e];
+      if (a >= 0 && aux->elem_body[e] >= 0 && aux->elem_kind[e] != MB_ELEM_STATE && mark[a] &&
+          row_read[a] == rows)
+        jm->need_elem[jm->nneed_elem++] = e;
+    }
+    if (rows) jm->nrow_elem = jm->nneed_elem;
   }
+  free(row_read);
   free(mark);
   const mb_tree* t = jm->tree;
   const int nf = jm->nforce_coord, nn = jm->nneed_coord;
@@ -374,13 +385,18 @@ void mb_joint_constraint_jacobian(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const int nz = jm->nz;
   /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
-  mb_tree_natural_jacobian(t, jd->st, jm->aux, jm->nneed_elem, jm->need_elem, nz, jd->Rq);
+  mb_tree_natural_jacobian(t, jd->st, jm->aux, jm->nrow_elem, jm->need_elem, nz, jd->Rq);
   for (int i = 0; i < jm->nrow; i++) row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
   for (int n = 0; n < t->nnorm; n++) {
     const int i = jm->nrow + n, a = t->normadr[n];
     memset(jd->phiz + (size_t)i * nz, 0, (size_t)nz * sizeof(double));
     for (int k = 0; k < 4; k++) jd->phiz[(size_t)i * nz + a + k] = 2 * jd->z[a + k];
   }
+}
+
+void mb_joint_force_jacobian(const mb_joint_model* jm, mb_joint_data* jd) {
+  mb_tree_natural_jacobian(jm->tree, jd->st, jm->aux, jm->nneed_elem - jm->nrow_elem,
+                           jm->need_elem + jm->nrow_elem, jm->nz, jd->Rq);
 }
 
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd) {

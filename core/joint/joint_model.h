@@ -37,9 +37,10 @@ typedef struct mb_joint_model {
   int* entry;                       /* (nz x nz) entry of element (i, j) in it */
   /* the natural coordinates the integrator reads dq/dz at: those of the force elements'
      Jacobians (nforce_coord, first) and of the imposed rows; the elements holding them */
-  int nforce_coord, nneed_coord, nneed_elem;
+  int nforce_coord, nneed_coord, nneed_elem, nrow_elem;
   int* need_coord; /* (nneed_coord) */
-  int* need_elem;  /* (nneed_elem) */
+  int* need_elem;  /* (nneed_elem) those the imposed rows read first (nrow_elem), then the
+                      force elements' others */
   /* the pairs of force coordinates the natural system pattern holds: their indices in
      need_coord (2 each) and entries in that pattern */
   int nforce_pair;
@@ -110,8 +111,12 @@ void mb_joint_data_free(mb_joint_data* jd);
    the natural workspace's Phi_q. */
 void mb_joint_positions(const mb_joint_model* jm, mb_joint_data* jd);
 
-/* After mb_joint_positions: Phi_z and dq/dz (jd->Rq) at the coordinates the integrator reads. */
+/* After mb_joint_positions: Phi_z and dq/dz (jd->Rq) at the coordinates the imposed rows read. */
 void mb_joint_constraint_jacobian(const mb_joint_model* jm, mb_joint_data* jd);
+
+/* After mb_joint_constraint_jacobian: dq/dz (jd->Rq) at the force elements' other coordinates
+   too, for the Newton matrix's force Jacobians. */
+void mb_joint_force_jacobian(const mb_joint_model* jm, mb_joint_data* jd);
 
 /* mb_joint_positions, then mb_joint_constraint_jacobian. */
 void mb_joint_constraints(const mb_joint_model* jm, mb_joint_data* jd);
