@@ -384,7 +384,7 @@ void mb_joint_positions(const mb_joint_model* jm, mb_joint_data* jd) {
 void mb_joint_constraint_jacobian(const mb_joint_model* jm, mb_joint_data* jd) {
   const mb_tree* t = jm->tree;
   const int nz = jm->nz;
-  /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the integrator reads */
+  /* Phi_z = Phi_q dq/dz, with dq/dz at the coordinates the imposed rows read */
   mb_tree_natural_jacobian(t, jd->st, jm->aux, jm->nrow_elem, jm->need_elem, nz, jd->Rq);
   for (int i = 0; i < jm->nrow; i++) row_times_jacobian(jm, jd, i, jd->phiz + (size_t)i * nz);
   for (int n = 0; n < t->nnorm; n++) {

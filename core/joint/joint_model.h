@@ -85,10 +85,11 @@ typedef struct mb_joint_data {
   double* phiz;                                 /* (ncon x nz, row-major) Phi_z */
   double* phit;                                 /* (ncon) dPhi/dt */
   double* phidd_rhs; /* (ncon) d2Phi/dt2 at zdd = 0: d2Phi/dt2 = Phi_z zdd + phidd_rhs */
-  double* Rq;        /* (aux nq x nz, row-major) dq/dz at the coordinates the integrator reads */
-  double* M;         /* (nz x nz, row-major) the accumulated mass matrix R^T M R */
-  double* Mt;        /* (tree nz x tree nz) its tree block, as mb_tree_mass forms it */
-  double* Q;         /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
+  double* Rq; /* (aux nq x nz, row-major) dq/dz at the imposed rows' and force elements' coordinates
+                (mb_joint_constraint_jacobian, mb_joint_force_jacobian) */
+  double* M;  /* (nz x nz, row-major) the accumulated mass matrix R^T M R */
+  double* Mt; /* (tree nz x tree nz) its tree block, as mb_tree_mass forms it */
+  double* Q;  /* (nz) the accumulated forces R^T (Q - M Rdot zd) */
   double *tangent, *proj; /* (nz x nz) on the full pattern: Newton and projection matrices */
   mb_factor newton, projection;
   mb_kept_matrix kept; /* what the steps know of the factorised Newton matrix */
