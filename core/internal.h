@@ -663,5 +663,7 @@ double mbu_dot(int n, const double* x, const double* y);
 /* the index of the entry largest in magnitude (the first of equals; 0 when n = 0) */
 int mbu_index_max_abs(int n, const double* x);
 int mbu_all_finite(int n, const double* x);
+/* sorts the n integers of list ascending and drops repeats; returns the new count */
+int mbu_sort_unique(int* list, int n);
 
 #endif

@@ -146,6 +146,13 @@ static mb_status recover(const mb_joint_model* jm, const mb_data* da, double* f,
   return st;
 }
 
+/* st, with its message in err when a recovery's least-squares solve failed at time t */
+static mb_status solve_failed(mb_error* err, mb_status st, double t, const char* what) {
+  if (st != MB_OK)
+    mb_error_set(err, st, "t = %g: the joints' %s: the least-squares solve failed", t, what);
+  return st;
+}
+
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, int jacobians,
                                        mb_error* err) {
   if (!jm->reactions) return MB_OK;
@@ -170,20 +177,13 @@ mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* 
        friction's outputs read lambda alone */
     mb_joint_imposed_multipliers(jm, jd);
   }
-  if (st != MB_OK)
-    mb_error_set(err, st, "t = %g: the joints' multipliers: the least-squares solve failed", jd->t);
-  return st;
+  return solve_failed(err, st, jd->t, "multipliers");
 }
 
 mb_status mb_joint_tree_multipliers(const mb_joint_model* jm, mb_joint_data* jd, double* f,
                                     double* lam, mb_error* err) {
   const mb_status st = recover(jm, jd->aux, f, lam, jd->react + jm->aux->nq + 2 * jm->aux->ncon);
-  if (st != MB_OK)
-    mb_error_set(err, st,
-                 "t = %g: the joints' multipliers' sensitivities: the least-squares "
-                 "solve failed",
-                 jd->t);
-  return st;
+  return solve_failed(err, st, jd->t, "multipliers' sensitivities");
 }
 
 mb_status mb_joint_tree_multipliers_t(const mb_joint_model* jm, mb_joint_data* jd, const double* mu,
@@ -215,10 +215,5 @@ mb_status mb_joint_tree_multipliers_t(const mb_joint_model* jm, mb_joint_data* j
     st = mbu_least_squares(k, m, 1, At, rhs, m > k ? m : k, NULL);
     for (int a = 0; a < m && st == MB_OK; a++) nu[coord[a]] += rhs[a];
   }
-  if (st != MB_OK)
-    mb_error_set(err, st,
-                 "t = %g: the joints' multipliers' adjoints: the least-squares solve "
-                 "failed",
-                 jd->t);
-  return st;
+  return solve_failed(err, st, jd->t, "multipliers' adjoints");
 }

@@ -8,11 +8,6 @@
 #include "sens.h"
 #include "structure.h"
 
-static int ascending(const void* a, const void* b) {
-  const int x = *(const int*)a, y = *(const int*)b;
-  return (x > y) - (x < y);
-}
-
 /* tg->hess_entries: the system pattern's entries the imposed rows' Hessians reach; -1 when out of
    memory. */
 static int hessian_entries(mb_joint_tangent* tg) {
@@ -28,11 +23,7 @@ static int hessian_entries(mb_joint_tangent* tg) {
     for (int h = st->hess_adr[2 * r]; h < st->hess_adr[2 * r + 2]; h++)
       tg->hess_entries[n++] = st->hess_entry[h];
   }
-  qsort(tg->hess_entries, (size_t)n, sizeof(int), ascending);
-  tg->nhess = 0;
-  for (int i = 0; i < n; i++)
-    if (i == 0 || tg->hess_entries[i] != tg->hess_entries[i - 1])
-      tg->hess_entries[tg->nhess++] = tg->hess_entries[i];
+  tg->nhess = mbu_sort_unique(tg->hess_entries, n);
   return 0;
 }
 

@@ -348,7 +348,6 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
     if (rates < 1) continue;
     /* dxd = dv0 + dw x x + w x dx; dxdd = da0 + dwd x x + wd x dx + dw x xd + w x dxd, with
        xd = v0 + w x x (vectors: no v0, dv0, da0) */
-    /* xd = v0 + w x x (vector: w x x) */
     mbu_cross3(V + 3, x, xd);
     for (int r = 0; r < 3; r++) {
       xd[r] += point ? V[r] : 0;

@@ -48,3 +48,16 @@ int mbu_all_finite(int n, const double* x) {
     if (!isfinite(x[i])) return 0;
   return 1;
 }
+
+static int ascending(const void* a, const void* b) {
+  const int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+int mbu_sort_unique(int* list, int n) {
+  qsort(list, (size_t)n, sizeof(int), ascending);
+  int u = 0;
+  for (int k = 0; k < n; k++)
+    if (u == 0 || list[k] != list[u - 1]) list[u++] = list[k];
+  return u;
+}

@@ -21,20 +21,6 @@ static int lvec_blocks(const mb_model* m, int lv, int* list, int n) {
   return n;
 }
 
-static int ascending(const void* a, const void* b) {
-  const int x = *(const int*)a, y = *(const int*)b;
-  return (x > y) - (x < y);
-}
-
-/* sorts list and drops repeats; returns the new count */
-static int unique(int* list, int n) {
-  qsort(list, (size_t)n, sizeof(int), ascending);
-  int u = 0;
-  for (int k = 0; k < n; k++)
-    if (u == 0 || list[k] != list[u - 1]) list[u++] = list[k];
-  return u;
-}
-
 /* the product terms a_j . b_j of constraint i: one, or two for an angle */
 static int constraint_pairs(const mb_model* m, int i) {
   return mb_con_nlvec(m->con_kind[i]) / 2;
@@ -45,7 +31,7 @@ static int constraint_blocks(const mb_model* m, int i, int* list) {
   int n = 0;
   for (int j = 0; j < 2 * constraint_pairs(m, i); j++)
     n = lvec_blocks(m, m->con_lvec[4 * i + j], list, n);
-  return unique(list, n);
+  return mbu_sort_unique(list, n);
 }
 
 /* the blocks of a body's frame axes */
@@ -75,7 +61,7 @@ static int force_blocks(const mb_model* m, int i, int* list) {
     case MB_FORCE_POINT:
       break; /* a given force at a linear point: no Jacobian */
   }
-  return unique(list, n);
+  return mbu_sort_unique(list, n);
 }
 
 /* A controller couples its actuator rows (and its state) with the blocks its error reads (and its
@@ -89,7 +75,7 @@ static void controller_blocks(const mb_model* m, const mb_data* probe, int i, un
   else
     n = axes_blocks(m, m->ctrl_body[i], rows, n);
   rows[n++] = w;
-  *nrows = unique(rows, n);
+  *nrows = mbu_sort_unique(rows, n);
   memset(mark, 0, (size_t)nb);
   for (int k = m->ctrl_termadr[i]; k < m->ctrl_termadr[i] + m->ctrl_termnum[i]; k++)
     mb_output_support(m, probe, m->cterm_column[k], mark);
@@ -127,7 +113,7 @@ static int collect_pairs(builder* b, const mb_data* probe, mb_pairs* pairs) {
     int lv[MB_FRICTION_LVECS], blocks[8 * MB_FRICTION_LVECS], n = 0;
     const int nlv = mb_friction_lvecs(m, j, lv);
     for (int k = 0; k < nlv; k++) n = lvec_blocks(m, lv[k], blocks, n);
-    if (mb_pairs_add_all(pairs, unique(blocks, n), blocks)) return -1;
+    if (mb_pairs_add_all(pairs, mbu_sort_unique(blocks, n), blocks)) return -1;
   }
   for (int i = 0; i < m->nctrl; i++) {
     int nr, nc;
@@ -136,8 +122,8 @@ static int collect_pairs(builder* b, const mb_data* probe, mb_pairs* pairs) {
       for (int c = 0; c < nc; c++)
         if (mb_pairs_add(pairs, b->list[r], b->list2[c])) return -1;
     if (m->ctrl_actuator[i] == MB_ACTUATOR_TORQUE &&
-        mb_pairs_add_all(pairs, unique(b->list, axes_blocks(m, m->ctrl_body[i], b->list, 0)),
-                         b->list))
+        mb_pairs_add_all(
+            pairs, mbu_sort_unique(b->list, axes_blocks(m, m->ctrl_body[i], b->list, 0)), b->list))
       return -1;
   }
   return 0;
