@@ -180,6 +180,10 @@ typedef struct mb_solver_method {
   const char* name;
   /* symbolic analysis of a pattern, once per model; NULL when out of memory */
   void* (*analyze)(const mb_pattern* p);
+  /* the same with the caller's elimination order (n indices: the row and column eliminated k-th),
+     for the methods that take one (the dense ones; NULL for the sparse ones, which find their
+     own by AMD) */
+  void* (*analyze_ordered)(const mb_pattern* p, const int* order);
   void (*free_symbolic)(void* symbolic);
   /* numeric workspace of one run; NULL when out of memory */
   void* (*create)(const mb_pattern* p, const void* symbolic);
@@ -210,6 +214,11 @@ typedef struct mb_factor {
 
 /* Analyses pattern p for method; returns 0, or -1 when out of memory. */
 int mb_solver_init(mb_solver* s, const mb_solver_method* method, const mb_pattern* p);
+/* The same eliminating in the order `order` (n indices, a permutation, copied) when the method
+   takes one: an order that keeps the factors sparse where the pattern cannot tell (a dense
+   pattern on the matrices of a tree). */
+int mb_solver_init_ordered(mb_solver* s, const mb_solver_method* method, const mb_pattern* p,
+                           const int* order);
 void mb_solver_release(mb_solver* s);
 
 /* Creates the numeric workspace; returns 0, or -1 when out of memory. */

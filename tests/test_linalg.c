@@ -172,15 +172,18 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
   free(half), free(D), free(x), free(y), free(z);
 }
 
-/* One method on one matrix: two right-hand sides, plain and transposed. */
-static void check_method(mbt_tally* t, const mb_solver_method* method, const mb_pattern* p,
-                         const double* A, unsigned* seed) {
+/* One method on one matrix, eliminating in order (NULL: the method's own): one right-hand side
+   and two, plain and transposed. */
+static void check_method_ordered(mbt_tally* t, const mb_solver_method* method,
+                                 const mb_pattern* p, const double* A, const int* order,
+                                 unsigned* seed) {
   const int n = p->n;
   char what[160];
   mb_solver solver;
   mb_factor f;
-  if (mb_solver_init(&solver, method, p) != 0 || mb_factor_init(&f, &solver) != 0) {
-    snprintf(what, sizeof what, "%s: set up on n = %d", method->name, n);
+  const char* ordered = order ? ", in a given order" : "";
+  if (mb_solver_init_ordered(&solver, method, p, order) != 0 || mb_factor_init(&f, &solver) != 0) {
+    snprintf(what, sizeof what, "%s%s: set up on n = %d", method->name, ordered, n);
     mbt_check(t, 0, what, 1, 0);
     return;
   }
@@ -189,7 +192,7 @@ static void check_method(mbt_tally* t, const mb_solver_method* method, const mb_
   double* ref = calloc(n, sizeof(double));
   mb_pattern_to_dense(p, A, D);
   const int factored = mb_factor_compute(&f, A) == 0;
-  snprintf(what, sizeof what, "%s: factorises n = %d, bs = %d", method->name, n, p->bs);
+  snprintf(what, sizeof what, "%s%s: factorises n = %d, bs = %d", method->name, ordered, n, p->bs);
   mbt_check(t, factored, what, !factored, 0);
   /* one column (the solvers' path of a single right-hand side) and two */
   for (int cols = 1; cols <= 2 && factored; cols++)
@@ -203,13 +206,33 @@ static void check_method(mbt_tally* t, const mb_solver_method* method, const mb_
         worst =
             fmax(worst, max_abs_diff(n, x + (size_t)c * n, ref) / fmax(max_abs(n, ref), 1e-300));
       }
-      snprintf(what, sizeof what, "%s: A%s x = b, n = %d, bs = %d, %d column%s (vs elimination)",
-               method->name, transpose ? "^T" : "", n, p->bs, cols, cols > 1 ? "s" : "");
+      snprintf(what, sizeof what, "%s%s: A%s x = b, n = %d, bs = %d, %d column%s (vs elimination)",
+               method->name, ordered, transpose ? "^T" : "", n, p->bs, cols, cols > 1 ? "s" : "");
       mbt_check(t, worst < 1e-12, what, worst, 1e-12);
     }
   free(D), free(b), free(x), free(ref);
   mb_factor_release(&f);
   mb_solver_release(&solver);
+}
+
+static void check_method(mbt_tally* t, const mb_solver_method* method, const mb_pattern* p,
+                         const double* A, unsigned* seed) {
+  check_method_ordered(t, method, p, A, NULL, seed);
+}
+
+/* The dense methods eliminating in a random order: the copy they factorise is the matrix
+   permuted, and every solve permutes its right-hand sides in and back. */
+static void check_dense_ordered(mbt_tally* t, const mb_pattern* p, const double* A, int spd,
+                                unsigned* seed) {
+  int* order = malloc((size_t)p->n * sizeof(int));
+  for (int k = 0; k < p->n; k++) order[k] = k;
+  for (int k = p->n - 1; k > 0; k--) {
+    const int j = (int)((mbt_uniform(seed) + 1) / 2 * (k + 1)) % (k + 1); /* 0 .. k */
+    const int tmp = order[k];
+    order[k] = order[j], order[j] = tmp;
+  }
+  check_method_ordered(t, spd ? &mb_dense_cholesky : &mb_dense_lu, p, A, order, seed);
+  free(order);
 }
 
 /* A singular matrix (a zero block row and column) is reported, not solved. */
@@ -245,8 +268,10 @@ static void check_methods(mbt_tally* t, unsigned* seed) {
     random_values(p, 0, seed, A);
     check_pattern(t, p, A, seed);
     for (int i = 0; i < 3; i++) check_method(t, unsym[i], p, A, seed);
+    check_dense_ordered(t, p, A, 0, seed);
     random_values(p, 1, seed, A);
     for (int i = 0; i < 3; i++) check_method(t, sym[i], p, A, seed);
+    check_dense_ordered(t, p, A, 1, seed);
     free(A);
     mb_pattern_free(p);
   }
@@ -256,6 +281,7 @@ static void check_methods(mbt_tally* t, unsigned* seed) {
   random_values(p, 0, seed, A);
   for (int j = 0; j < p->n; j++) A[p->diag[j]] *= 1e-6;
   check_method(t, &mb_dense_lu, p, A, seed);
+  check_dense_ordered(t, p, A, 0, seed);
   check_method(t, &mb_klu_lu, p, A, seed);
   free(A);
   mb_pattern_free(p);

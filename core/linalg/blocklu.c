@@ -437,10 +437,10 @@ static void blocklu_solve(void* numeric_, int transpose, int nrhs, double* B) {
   }
 }
 
-const mb_solver_method mb_block_ldlt = {"block LDL^T",  blockldlt_analyze, blocklu_free_symbolic,
+const mb_solver_method mb_block_ldlt = {"block LDL^T",  blockldlt_analyze, NULL, blocklu_free_symbolic,
                                         blocklu_create, blocklu_factor,    blocklu_solve,
                                         blocklu_free};
 
-const mb_solver_method mb_block_lu = {"block LU",     blocklu_analyze, blocklu_free_symbolic,
+const mb_solver_method mb_block_lu = {"block LU",     blocklu_analyze, NULL, blocklu_free_symbolic,
                                       blocklu_create, blocklu_factor,  blocklu_solve,
                                       blocklu_free};

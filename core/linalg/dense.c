@@ -1,38 +1,64 @@
 /* Dense LU (partial pivoting) and Cholesky factorisations for small models, where they beat the
    sparse methods: plain loops on a column-major copy of the matrix, without the per-call overhead
-   of LAPACK's interface (argument and NaN checks, which cost more than a 6 x 6 factorisation). */
+   of LAPACK's interface (argument and NaN checks, which cost more than a 6 x 6 factorisation).
+   Eliminated in a given order (mb_solver_init_ordered), the copy holds the matrix permuted to it:
+   the updates skip the zeros of each pivot row, so an order that keeps the factors sparse (a
+   tree's coordinates from the leaves) saves most of the work of a dense elimination. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../linalg.h"
 
+/* The symbolic part: the pattern and the elimination order. */
+typedef struct dense_symbolic {
+  const mb_pattern* p;
+  int* order; /* (n) the row and column eliminated k-th, or NULL for the natural order */
+  int* place; /* (n) where each row and column is eliminated: order's inverse */
+} dense_symbolic;
+
 typedef struct dense {
   const mb_pattern* p;
   int n;
-  double* a;     /* (n x n) column-major factors */
+  const int *order, *place; /* the symbolic part's */
+  double* x;     /* (n) a right-hand side in elimination order */
+  double* a;     /* (n x n) column-major factors of the matrix permuted to elimination order */
   double* rdiag; /* (n) reciprocals of the diagonal of U or L: solves multiply, not divide */
   int* piv;      /* (n) LU: row swapped with row k at step k */
 } dense;
 
-/* nothing to analyse: the symbolic part is the pattern itself */
+static void* dense_analyze_ordered(const mb_pattern* p, const int* order) {
+  const size_t n = (size_t)p->n;
+  dense_symbolic* s = calloc(1, sizeof *s + (order ? 2 * sizeof(int) * n : 0));
+  if (!s) return NULL;
+  s->p = p;
+  if (order) {
+    s->order = (int*)(s + 1), s->place = s->order + n;
+    memcpy(s->order, order, n * sizeof(int));
+    for (size_t k = 0; k < n; k++) s->place[order[k]] = (int)k;
+  }
+  return s;
+}
+
 static void* dense_analyze(const mb_pattern* p) {
-  return (void*)p;
+  return dense_analyze_ordered(p, NULL);
 }
 
 static void dense_free_symbolic(void* symbolic) {
-  (void)symbolic;
+  free(symbolic);
 }
 
 static void* dense_create(const mb_pattern* p, const void* symbolic) {
-  (void)symbolic;
+  const dense_symbolic* s = symbolic;
   const size_t n = (size_t)p->n;
-  dense* f = calloc(1, sizeof *f + sizeof(double) * (n * n + n + 1) + sizeof(int) * (n + 1));
+  dense* f = calloc(1, sizeof *f + sizeof(double) * (n * n + 2 * n + 1) + sizeof(int) * (n + 1));
   if (!f) return NULL;
   f->p = p, f->n = p->n;
+  f->order = s->order, f->place = s->place;
   f->a = (double*)(f + 1);
   f->rdiag = f->a + n * n;
-  f->piv = (int*)(f->rdiag + n + 1);
+  f->x = f->rdiag + n;
+  f->piv = (int*)(f->x + n + 1);
   return f;
 }
 
@@ -40,13 +66,37 @@ static void dense_free(void* numeric) {
   free(numeric);
 }
 
-/* the column-major copy of the values */
+/* the column-major copy of the values, permuted to elimination order */
 static void scatter(dense* f, const double* A) {
   const mb_pattern* p = f->p;
   const int n = f->n;
   memset(f->a, 0, sizeof(double) * (size_t)n * n);
-  for (int j = 0; j < n; j++)
-    for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++) f->a[(size_t)j * n + p->rowind[e]] = A[e];
+  if (!f->place) {
+    for (int j = 0; j < n; j++)
+      for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++)
+        f->a[(size_t)j * n + p->rowind[e]] = A[e];
+    return;
+  }
+  for (int j = 0; j < n; j++) {
+    double* col = f->a + (size_t)f->place[j] * n;
+    for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++) col[f->place[p->rowind[e]]] = A[e];
+  }
+}
+
+/* B's columns (n each) into elimination order (in 1) or back (in 0) */
+static void permute_columns(const dense* f, int in, int nrhs, double* B) {
+  if (!f->order) return;
+  const int n = f->n;
+  for (int c = 0; c < nrhs; c++) {
+    double* b = B + (size_t)c * n;
+    if (in) {
+      for (int k = 0; k < n; k++) f->x[k] = b[f->order[k]];
+      memcpy(b, f->x, (size_t)n * sizeof(double));
+    } else {
+      memcpy(f->x, b, (size_t)n * sizeof(double));
+      for (int k = 0; k < n; k++) b[f->order[k]] = f->x[k];
+    }
+  }
 }
 
 static int lu_factor(void* numeric, const double* A) {
@@ -172,12 +222,13 @@ static void lu_solve_one(const dense* f, int transpose, double* restrict x) {
 /* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
 static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
   const dense* f = numeric;
-  if (nrhs == 1) {
+  permute_columns(f, 1, nrhs, B);
+  if (nrhs == 1)
     lu_solve_one(f, transpose, B);
-    return;
-  }
-  for (int c = 0; c < nrhs; c += MULTI)
-    lu_solve_multi(f, transpose, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
+  else
+    for (int c = 0; c < nrhs; c += MULTI)
+      lu_solve_multi(f, transpose, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
+  permute_columns(f, 0, nrhs, B);
 }
 
 /* A = L L^T in the lower triangle */
@@ -246,17 +297,19 @@ static void cholesky_solve_one(const dense* f, double* restrict x) {
 static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
   (void)transpose; /* symmetric */
   const dense* f = numeric;
-  if (nrhs == 1) {
+  permute_columns(f, 1, nrhs, B);
+  if (nrhs == 1)
     cholesky_solve_one(f, B);
-    return;
-  }
-  for (int c = 0; c < nrhs; c += MULTI)
-    cholesky_solve_multi(f, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
+  else
+    for (int c = 0; c < nrhs; c += MULTI)
+      cholesky_solve_multi(f, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
+  permute_columns(f, 0, nrhs, B);
 }
 
-const mb_solver_method mb_dense_lu = {"dense LU", dense_analyze, dense_free_symbolic, dense_create,
-                                      lu_factor,  lu_solve,      dense_free};
+const mb_solver_method mb_dense_lu = {
+    "dense LU", dense_analyze, dense_analyze_ordered, dense_free_symbolic, dense_create, lu_factor,
+    lu_solve,   dense_free};
 
-const mb_solver_method mb_dense_cholesky = {"dense Cholesky", dense_analyze,   dense_free_symbolic,
-                                            dense_create,     cholesky_factor, cholesky_solve,
-                                            dense_free};
+const mb_solver_method mb_dense_cholesky = {
+    "dense Cholesky", dense_analyze,   dense_analyze_ordered, dense_free_symbolic, dense_create,
+    cholesky_factor,  cholesky_solve, dense_free};

@@ -4,8 +4,14 @@
 #include "../linalg.h"
 
 int mb_solver_init(mb_solver* s, const mb_solver_method* method, const mb_pattern* p) {
+  return mb_solver_init_ordered(s, method, p, NULL);
+}
+
+int mb_solver_init_ordered(mb_solver* s, const mb_solver_method* method, const mb_pattern* p,
+                           const int* order) {
   s->method = method, s->pattern = p;
-  s->symbolic = method->analyze(p);
+  s->symbolic = order && method->analyze_ordered ? method->analyze_ordered(p, order)
+                                                 : method->analyze(p);
   return s->symbolic ? 0 : -1;
 }
 

@@ -78,6 +78,7 @@ static void klu_method_solve(void* numeric, int transpose, int nrhs, double* B) 
 
 const mb_solver_method mb_klu_lu = {"KLU",
                                     klu_method_analyze,
+                                    NULL,
                                     klu_method_free_symbolic,
                                     klu_method_create,
                                     klu_method_factor,

@@ -92,6 +92,7 @@ static void ldl_method_solve(void* numeric_, int transpose, int nrhs, double* B)
 
 const mb_solver_method mb_ldl_cholesky = {"LDL",
                                           ldl_method_analyze,
+                                          NULL,
                                           ldl_method_free_symbolic,
                                           ldl_method_create,
                                           ldl_method_factor,
