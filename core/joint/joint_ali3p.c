@@ -30,7 +30,8 @@ static void to_pattern(const mb_joint_model* jm, const double* D, double* A) {
 /* D (nz x nz, row-major) += R^T (ks K + cs C) R, the natural force Jacobians (values on the
    natural system pattern) carried to the joint coordinates. They are nonzero only between the
    force elements' coordinates, and dq/dz of a coordinate only in the columns of the joints on its
-   body's path from the ground: the products run over those alone. */
+   body's path from the ground: the products run over the force coordinates and their paths
+   alone. */
 static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, const double* K,
                         double cs, const double* C, double* D) {
   const int nz = jm->nz, nf = jm->nforce_coord;
@@ -60,12 +61,14 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
     }
     for (int k = 0; k < n; k++) XR[(size_t)a * nz + path[k]] += sum[k];
   }
+  /* whole rows of XR, zero beyond the columns their row of K R reaches: unit-stride loops that
+     vectorise, where a list of those columns would not */
   for (int a = 0; a < nf; a++) {
+    const double* xr = XR + (size_t)a * nz;
     for (int k = adr[a]; k < adr[a + 1]; k++) {
-      const int j = cpath[k];
+      double* d = D + (size_t)cpath[k] * nz;
       const double r = path_R[(size_t)a * nz + k - adr[a]];
-      for (int c = jm->reach_adr[a]; c < jm->reach_adr[a + 1]; c++)
-        D[(size_t)j * nz + jm->reach[c]] += r * XR[(size_t)a * nz + jm->reach[c]];
+      for (int c = 0; c < nz; c++) d[c] += r * xr[c];
     }
   }
 }
@@ -73,17 +76,15 @@ static void add_carried(const mb_joint_model* jm, mb_joint_data* jd, double ks, 
 void mb_joint_add_gram(const mb_joint_model* jm, const mb_joint_data* jd, const double* w, double s,
                        double* D) {
   const int nz = jm->nz;
-  int* nonzero = jd->columns; /* of the row, so that the products skip its zeros */
+  /* the rows of D the row's nonzeros reach, each whole: unit-stride loops that vectorise */
   for (int i = 0; i < jm->ncon; i++) {
     const double* a = jd->phiz + (size_t)i * nz;
     const double c = s * w[i];
-    int n = 0;
-    for (int j = 0; j < nz; j++)
-      if (a[j] != 0) nonzero[n++] = j;
-    for (int p = 0; p < n; p++) {
-      const int j = nonzero[p];
+    for (int j = 0; j < nz; j++) {
+      if (a[j] == 0) continue;
       const double ca = c * a[j];
-      for (int q = 0; q < n; q++) D[(size_t)j * nz + nonzero[q]] += ca * a[nonzero[q]];
+      double* d = D + (size_t)j * nz;
+      for (int q = 0; q < nz; q++) d[q] += ca * a[q];
     }
   }
 }

@@ -30,8 +30,6 @@ void mb_joint_model_free(mb_joint_model* jm) {
   free(jm->force_pair);
   free(jm->coord_body);
   free(jm->coord_path_adr), free(jm->coord_path), free(jm->need_rank);
-  free(jm->reach_adr);
-  free(jm->reach);
   free(jm->react_coord_adr), free(jm->react_coord), free(jm->react_row_adr), free(jm->react_row);
   free(jm);
 }
@@ -128,26 +126,6 @@ static int needed_coordinates(mb_joint_model* jm) {
     }
   }
   free(body);
-  /* the joint columns each force coordinate's row of K R reaches */
-  const int nz = jm->nz;
-  unsigned char* reached = calloc((size_t)nz + 1, 1);
-  jm->reach_adr = malloc(((size_t)nf + 1) * sizeof(int));
-  jm->reach = malloc(((size_t)nf * nz + 1) * sizeof(int));
-  if (!reached || !jm->reach_adr || !jm->reach) return free(reached), -1;
-  int nreach = 0;
-  for (int a = 0, p = 0; a < nf; a++) {
-    memset(reached, 0, (size_t)nz);
-    for (; p < jm->nforce_pair && jm->force_pair[2 * p] == a; p++) {
-      const int b = jm->force_pair[2 * p + 1];
-      for (int k = jm->coord_path_adr[b]; k < jm->coord_path_adr[b + 1]; k++)
-        reached[jm->coord_path[k]] = 1;
-    }
-    jm->reach_adr[a] = nreach;
-    for (int k = 0; k < nz; k++)
-      if (reached[k]) jm->reach[nreach++] = k;
-  }
-  jm->reach_adr[nf] = nreach;
-  free(reached);
   return 0;
 }
 
@@ -289,7 +267,6 @@ void mb_joint_data_free(mb_joint_data* jd) {
   mb_factor_release(&jd->projection);
   mb_tree_state_free(jd->st);
   free(jd->z);
-  free(jd->columns);
   free(jd->react);
   free(jd);
 }
@@ -320,8 +297,7 @@ mb_joint_data* mb_joint_data_create(const mb_joint_model* jm, mb_data* aux) {
                        &jd->proj,   &jd->W,      &jd->start, &jd->work,    &jd->natural};
   mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1);
   if (jm->reactions) jd->react = malloc(jm->react_scratch * sizeof(double));
-  jd->columns = malloc((nz + 1) * sizeof(int));
-  if (!jd->st || !jd->z || !jd->columns || (jm->reactions && !jd->react) ||
+  if (!jd->st || !jd->z || (jm->reactions && !jd->react) ||
       mb_factor_init(&jd->newton, &jm->lu) != 0 ||
       mb_factor_init(&jd->projection, &jm->cholesky) != 0) {
     mb_joint_data_free(jd);
@@ -354,20 +330,46 @@ static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const 
   return v;
 }
 
+/* Whether needed coordinates n and m move with the same joint coordinates: paths of one length
+   ending at the same coordinate are one body's path (or of bodies welded to it). */
+static int same_path(const mb_joint_model* jm, int n, int m) {
+  const int *adr = jm->coord_path_adr, len = adr[n + 1] - adr[n];
+  return len == adr[m + 1] - adr[m] &&
+         (len == 0 || jm->coord_path[adr[n + 1] - 1] == jm->coord_path[adr[m + 1] - 1]);
+}
+
 /* out (nz) = the gradient of row i (in the natural workspace's Phi_q) times dq/dz, along the
-   path of each of its coordinates (the other columns of dq/dz are zero). */
+   path of each of its coordinates (the other columns of dq/dz are zero): a point's or vector's
+   coordinates, consecutive in the row, in one pass along their common path. */
 static void row_times_jacobian(const mb_joint_model* jm, const mb_joint_data* jd, int i,
                                double* out) {
   const mb_rows* rows = &jm->aux->structure->phiq;
-  const int nz = jm->nz;
+  const int nz = jm->nz, end = rows->rowptr[jm->row[i] + 1];
+  const double* phiq = jd->aux->phiq;
   memset(out, 0, (size_t)nz * sizeof(double));
-  for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++) {
+  for (int k = rows->rowptr[jm->row[i]]; k < end;) {
     const int c = rows->col[k], n = jm->need_rank[c];
-    const double *rc = jd->Rq + (size_t)c * nz, g = jd->aux->phiq[k];
-    for (int p = jm->coord_path_adr[n]; p < jm->coord_path_adr[n + 1]; p++) {
-      const int j = jm->coord_path[p];
-      out[j] += g * rc[j];
+    int run = 1;
+    while (run < 3 && k + run < end && rows->col[k + run] == c + run &&
+           same_path(jm, n, jm->need_rank[c + run]))
+      run++;
+    const double* r = jd->Rq + (size_t)c * nz; /* rows c .. c + run - 1 */
+    const double* g = phiq + k;
+    const int *path = jm->coord_path + jm->coord_path_adr[n],
+              len = jm->coord_path_adr[n + 1] - jm->coord_path_adr[n];
+    switch (run) {
+      case 3:
+        for (int p = 0; p < len; p++)
+          out[path[p]] += g[0] * r[path[p]] + g[1] * r[nz + path[p]] + g[2] * r[2 * nz + path[p]];
+        break;
+      case 2:
+        for (int p = 0; p < len; p++)
+          out[path[p]] += g[0] * r[path[p]] + g[1] * r[nz + path[p]];
+        break;
+      default:
+        for (int p = 0; p < len; p++) out[path[p]] += g[0] * r[path[p]];
     }
+    k += run;
   }
 }
 

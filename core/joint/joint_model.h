@@ -53,9 +53,6 @@ typedef struct mb_joint_model {
                                        state's own column */
   int* need_rank;                   /* (aux nq) each natural coordinate's index in need_coord,
                                        -1 for none */
-  int* reach_adr; /* (nforce_coord + 1) first of each force coordinate's entries in reach */
-  int* reach;     /* the joint coordinates whose columns of R^T K R a force coordinate's row
-                     of K R reaches: those of the bodies it couples to, ascending */
   /* the outputs that read joint multipliers (joint_reactions.c): with reactions, per body its
      natural coordinates and the tree's rows whose multipliers it determines (those of its
      rigidity and of its joint to the parent) */
@@ -100,7 +97,6 @@ typedef struct mb_joint_data {
   int start_steps;
   double* work;    /* scratch (joint_model.c) */
   double* natural; /* (aux nq + 6 nbody) mb_joint_inverse_dynamics' natural forces and scratch */
-  int* columns;    /* (nz) scratch of mb_joint_add_gram */
   double* react;   /* (jm->react_scratch) mb_joint_natural_multipliers' scratch, NULL without */
 } mb_joint_data;
 
