@@ -3,7 +3,8 @@
 # and prints the ratios: a measure of work that, unlike wall-clock time, does not move with the
 # load of a shared machine, for changes too small for scripts/bench-compare.sh to resolve.
 #   scripts/bench-instructions.sh [options] [--] CMD ...     (scripts/bench-instructions.sh --help)
-# Both sides are the Release builds of scripts/lib/build-sides.sh (build-bench/).
+# Both sides are Release builds of scripts/lib/build-sides.sh for any x86-64 (build-bench/, flavour
+# portable: valgrind runs no AVX-512, which -march=native may choose).
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -26,14 +27,20 @@ Options:
   --jobs N        parallel build jobs (default: nproc)
   -h, --help      show this help
 
-Both sides run in the repository root with OPENBLAS_NUM_THREADS=1. Exit status: 0 done, 1 a build
-or a command failed (the message names the side and the command), 2 bad command line.
+Both sides are built for any x86-64 (-DMBOPT_NATIVE=OFF, in build-bench/<commit>/build-portable/
+and build-bench/worktree-portable/): valgrind cannot run every instruction that -march=native
+may choose. The results are the same bit for bit as a native build's; the counts are those of
+the portable build. Both sides run in the repository root with OPENBLAS_NUM_THREADS=1. Exit
+status: 0 done, 1 a build or a command failed (the message names the side and the command), 2
+bad command line.
 EOF
 }
 
 # shellcheck source=lib/build-sides.sh
 source "$(dirname "$0")/lib/build-sides.sh"
 prog=bench-instructions
+flavour=portable
+flavour_args=(-DMBOPT_NATIVE=OFF)
 new_hint='--new COMMIT measures a commit instead'
 
 base=${MBOPT_BENCH_BASE:-HEAD} new=''

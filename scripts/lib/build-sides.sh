@@ -7,7 +7,9 @@
 # later runs as long as build-bench/<hash>/.built exists); the working tree, as it is with its
 # uncommitted changes, is built incrementally in build-bench/worktree/ (build/ is left alone).
 # The caller sets prog (the prefix of the messages) first, and jobs (parallel build jobs; default:
-# nproc) when it has a --jobs option.
+# nproc) when it has a --jobs option, and flavour and flavour_args (a name and the CMake options of
+# builds other than the default ones, kept apart in build-bench/<hash>/build-<flavour>/ and
+# build-bench/worktree-<flavour>/) when it needs such builds.
 
 die() {
   echo "${prog:?}: $*" >&2
@@ -57,7 +59,8 @@ resolve() {
 cmake_build() {
   local src=$1 bld=$2 label=$3 log=$2.log nj=${jobs:-$(nproc 2>/dev/null || echo 2)}
   echo "$prog: building $label in ${bld#"$root"/} (log: ${log#"$root"/})" >&2
-  if ! { cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release &&
+  # shellcheck disable=SC2154  # flavour_args: the caller's, when it wants other builds
+  if ! { cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release ${flavour_args[@]+"${flavour_args[@]}"} &&
     cmake --build "$bld" --target mbopt -j"$nj"; } >"$log" 2>&1; then
     tail -n 30 "$log" >&2
     echo "$prog: the build of $label failed (the whole log: ${log#"$root"/})" >&2
@@ -68,9 +71,9 @@ cmake_build() {
 
 # build_commit HASH: exports the commit (once) and builds it (once); prints the binary
 build_commit() {
-  local hash=$1 dir=$cache/$1
-  if [ -f "$dir/.built" ] && [ -x "$dir/build/mbopt" ]; then
-    echo "$prog: reusing the build of ${hash:0:12} in build-bench/$hash" >&2
+  local hash=$1 dir=$cache/$1 build=build${flavour:+-$flavour}
+  if [ -f "$dir/.built${flavour:+-$flavour}" ] && [ -x "$dir/$build/mbopt" ]; then
+    echo "$prog: reusing the build of ${hash:0:12} in build-bench/$hash/$build" >&2
   else
     mkdir -p "$dir"
     if [ ! -d "$dir/src" ]; then
@@ -81,10 +84,10 @@ build_commit() {
       chmod 755 "$part"
       mv -T "$part" "$dir/src" || die "could not move the export of $hash to $dir/src"
     fi
-    cmake_build "$dir/src" "$dir/build" "commit ${hash:0:12}" || exit 1
-    touch "$dir/.built"
+    cmake_build "$dir/src" "$dir/$build" "commit ${hash:0:12}" || exit 1
+    touch "$dir/.built${flavour:+-$flavour}"
   fi
-  printf '%s\n' "$dir/build/mbopt"
+  printf '%s\n' "$dir/$build/mbopt"
 }
 
 # build_sides BASE [NEW]: builds the base commit, and the commit NEW or, without it, the working
@@ -100,9 +103,10 @@ build_sides() {
     new_kind=commit
   else
     new_hash=$(git rev-parse --verify HEAD)
-    cmake_build "$root" "$cache/worktree" "the working tree" ||
+    local worktree=$cache/worktree${flavour:+-$flavour}
+    cmake_build "$root" "$worktree" "the working tree" ||
       die "the working tree does not build as it is${new_hint:+; $new_hint}"
-    new_bin=$cache/worktree/mbopt
+    new_bin=$worktree/mbopt
     new_kind=worktree
   fi
 }
