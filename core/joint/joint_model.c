@@ -354,20 +354,11 @@ static void row_times_jacobian(const mb_joint_model* jm, const mb_joint_data* jd
            same_path(jm, n, jm->need_rank[c + run]))
       run++;
     const double* r = jd->Rq + (size_t)c * nz; /* rows c .. c + run - 1 */
-    const double* g = phiq + k;
-    const int *path = jm->coord_path + jm->coord_path_adr[n],
-              len = jm->coord_path_adr[n + 1] - jm->coord_path_adr[n];
-    switch (run) {
-      case 3:
-        for (int p = 0; p < len; p++)
-          out[path[p]] += g[0] * r[path[p]] + g[1] * r[nz + path[p]] + g[2] * r[2 * nz + path[p]];
-        break;
-      case 2:
-        for (int p = 0; p < len; p++)
-          out[path[p]] += g[0] * r[path[p]] + g[1] * r[nz + path[p]];
-        break;
-      default:
-        for (int p = 0; p < len; p++) out[path[p]] += g[0] * r[path[p]];
+    for (int p = jm->coord_path_adr[n]; p < jm->coord_path_adr[n + 1]; p++) {
+      const int j = jm->coord_path[p];
+      double v = 0;
+      for (int u = 0; u < run; u++) v += phiq[k + u] * r[(size_t)u * nz + j];
+      out[j] += v;
     }
     k += run;
   }

@@ -43,14 +43,13 @@ static int mass_runs(mb_joint_tangent* tg) {
   tg->nmass_run = 0;
   for (int k = 0; k < aux->nmass; k++) {
     const int b = body_of[aux->mass_block[2 * k] * aux->dim];
-    int* run = tg->mass_run + 3 * (tg->nmass_run - 1);
-    if (tg->nmass_run > 0 && run[0] == b) {
-      run[2] = k + 1;
+    int* last = tg->nmass_run > 0 ? tg->mass_run + 3 * (tg->nmass_run - 1) : NULL;
+    if (last && last[0] == b) {
+      last[2] = k + 1;
       continue;
     }
-    run += 3;
+    int* run = tg->mass_run + 3 * tg->nmass_run++;
     run[0] = b, run[1] = k, run[2] = k + 1;
-    tg->nmass_run++;
   }
   free(body_of);
   return 0;
