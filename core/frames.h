@@ -26,6 +26,13 @@ static inline void mbu_mat3_tvec(const double* R, const double* v, double* out) 
   const double o2 = R[2] * v[0] + R[5] * v[1] + R[8] * v[2];
   out[0] = o0, out[1] = o1, out[2] = o2;
 }
+static inline void mbu_mat3_mul(const double* A, const double* B, double* C) { /* C = A B */
+  double T[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+  for (int k = 0; k < 9; k++) C[k] = T[k];
+}
 /* Normalises v in place; 0 (v unchanged) when its length is below 1e-12. */
 int mbu_normalize3(double* v);
 /* Component of v orthogonal to the orthonormal vectors basis[0..n-1]. */

@@ -385,6 +385,24 @@ static void rate_columns_against_passes(mbt_tally* tally, const char* path, mb_j
   free(dqdd);
 }
 
+/* The Newton matrix K + cv C + ca M (mb_joint_tangent_newton: the inertial and geometric terms
+   at body level) against the matrices of mb_joint_tangent_dynamics (element by element, through
+   the columns of R and of its rates), at the state of the last mb_joint_tangent_dynamics. */
+static void newton_against_matrices(mbt_tally* tally, const char* path, mb_joint_tangent* tg,
+                                    const double* lambda) {
+  const size_t n = (size_t)tg->nz * tg->nz;
+  const double cv = 0.7, ca = 1.3;
+  double* v = calloc(2 * n + 1, sizeof(double));
+  double *A = v, *B = A + n;
+  for (size_t k = 0; k < n; k++) B[k] = tg->K[k] + cv * tg->C[k] + ca * tg->M[k];
+  mb_joint_tangent_newton(tg, lambda, cv, ca, A);
+  double e = 0, scale = 0;
+  for (size_t k = 0; k < n; k++) e = fmax(e, fabs(A[k] - B[k])), scale = fmax(scale, fabs(B[k]));
+  mbt_check_scaled(tally, e, fmax(scale, 1e-300), 1e-12,
+                   "%s: the Newton matrix against K + cv C + ca M of the columns", path);
+  free(v);
+}
+
 static void check_tangent_matrices(mbt_tally* tally, const char* path) {
   mb_desc d;
   if (load(tally, path, &d) != 0) return;
@@ -430,6 +448,7 @@ static void check_tangent_matrices(mbt_tally* tally, const char* path) {
     mbt_check_scaled(tally, e, fmax(scale, 1), 1e-7, "%s: %s against differences", path,
                      name[which]);
   }
+  newton_against_matrices(tally, path, tg, lambda);
   products_against_differences(tally, path, jm, jd, tg, z, zd, zdd, lambda, tau);
   if (jm->friction) coupling_against_differences(tally, path, jm, jd, tg, z, zd, zdd, lambda);
   free(v);

@@ -420,7 +420,7 @@ static void check_natural_map(mbt_tally* tally, const mb_desc* d, const mb_tree*
     /* virtual power of natural forces: tau . (dq/dz)^T Q = (dq/dz tau) . Q */
     for (int i = 0; i < nq; i++) Qq[i] = rnd(&seed);
     memset(W, 0, 6 * (size_t)nb * sizeof(double));
-    mb_tree_natural_wrenches(st, aux, Qq, W);
+    mb_tree_natural_wrenches(st, aux, 0, NULL, Qq, W);
     mb_tree_project(t, st, W, Qz, work);
     double* zero = calloc((size_t)nz + 1, sizeof(double));
     natural_at(t, st, aux, z, tau, zero, h, qp);
@@ -502,7 +502,7 @@ static void natural_state(const mb_tree* t, mb_tree_state* st, const mb_model* a
   mb_tree_natural_positions(st, aux, q);
   mb_tree_natural_velocities(st, aux, 0, NULL, q + nq);
   mb_tree_natural_accelerations(st, aux, 0, NULL, q + 2 * nq);
-  mb_tree_natural_wrenches(st, aux, w, W);
+  mb_tree_natural_wrenches(st, aux, 0, NULL, w, W);
   mb_tree_project(t, st, W, rtw, work);
   free(W), free(work);
 }

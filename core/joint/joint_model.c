@@ -436,7 +436,7 @@ void mb_joint_inverse_dynamics(const mb_joint_model* jm, mb_joint_data* jd, cons
   mb_joint_imposed_reactions(jm, jd->aux, mult, -1, g);
   /* R^T g less the inertial forces of the accelerations, R^T M^n (R zdd + Rdot zd) */
   memset(jd->W, 0, 6 * (size_t)t->nbody * sizeof(double));
-  mb_tree_natural_wrenches(jd->st, jm->aux, g, jd->W);
+  mb_tree_natural_wrenches(jd->st, jm->aux, 0, NULL, g, jd->W);
   mb_tree_inertial_wrenches(t, jd->st, jd->W);
   mb_tree_project(t, jd->st, jd->W, r, work);
   for (int j = 0; j < nt; j++) r[j] = -s * r[j];
@@ -482,7 +482,7 @@ void mb_joint_dynamics(const mb_joint_model* jm, mb_joint_data* jd, int jacobian
   const mb_tree* t = jm->tree;
   mb_forces(jm->aux, jd->aux, jacobians);
   memset(jd->W, 0, 6 * (size_t)t->nbody * sizeof(double));
-  mb_tree_natural_wrenches(jd->st, jm->aux, jd->aux->force, jd->W);
+  mb_tree_natural_wrenches(jd->st, jm->aux, 0, NULL, jd->aux->force, jd->W);
   mb_tree_inertial_wrenches(t, jd->st, jd->W);
   mb_tree_project(t, jd->st, jd->W, jd->Q, jd->work);
   for (int k = 0; k < jm->nstate; k++) jd->Q[t->nz + k] = jd->aux->force[jm->state_qadr[k]];

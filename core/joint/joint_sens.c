@@ -560,8 +560,7 @@ static void rate_rows(joint_sens* js, int level, const double* zr, const double*
   const size_t nq = js->nq;
   double *dq = tg->scr, *dqd = dq + nq, *dqdd = dqd + nq, *gn = tg->rows;
   /* the natural positions' and rates' derivatives (and the accelerations', level 2) */
-  mb_joint_tangent_along(tg, tg->sp, zr, level == 2 ? zdr : NULL, NULL, dq, dqd,
-                         level == 2 ? dqdd : NULL);
+  mb_joint_tangent_rows_along(tg, zr, level == 2 ? zdr : NULL, dq, dqd, level == 2 ? dqdd : NULL);
   memset(gn, 0, (size_t)js->aux->ncon * sizeof(double));
   imposed_rows_mul(js, level == 1 ? tg->phid_q : tg->phidd_q, dq, 1, gn);
   imposed_rows_mul(js, level == 1 ? js->da->phiq : tg->phid_q, dqd, level, gn);

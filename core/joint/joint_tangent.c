@@ -27,44 +27,6 @@ static int hessian_entries(mb_joint_tangent* tg) {
   return 0;
 }
 
-/* tg->mass_run: the natural mass blocks in runs of one body each; -1 when out of memory. */
-static int mass_runs(mb_joint_tangent* tg) {
-  const mb_model* aux = tg->aux;
-  int* body_of = malloc(sizeof(int) * (size_t)aux->nq + 1); /* of each coordinate */
-  tg->mass_run = malloc(3 * sizeof(int) * (size_t)aux->nmass + 1);
-  if (!body_of || !tg->mass_run) {
-    free(body_of);
-    return -1;
-  }
-  for (int i = 0; i < aux->nq; i++) body_of[i] = -1;
-  for (int e = 0; e < aux->nelem; e++)
-    for (int r = 0; mb_tree_places(aux, e) && r < aux->dim; r++)
-      body_of[aux->elem_qadr[e] + r] = aux->elem_body[e];
-  tg->nmass_run = 0;
-  for (int k = 0; k < aux->nmass; k++) {
-    const int b = body_of[aux->mass_block[2 * k] * aux->dim];
-    int* last = tg->nmass_run > 0 ? tg->mass_run + 3 * (tg->nmass_run - 1) : NULL;
-    if (last && last[0] == b) {
-      last[2] = k + 1;
-      continue;
-    }
-    int* run = tg->mass_run + 3 * tg->nmass_run++;
-    run[0] = b, run[1] = k, run[2] = k + 1;
-  }
-  free(body_of);
-  return 0;
-}
-
-/* y (nq) += s M^n x for x zero on the bodies a direction left still (moved, of its spatial
-   state): the mass blocks of those bodies are skipped in whole. */
-static void moved_mass_mul(const mb_joint_tangent* tg, const unsigned char* moved, const double* x,
-                           double s, double* y) {
-  for (int r = 0; r < tg->nmass_run; r++) {
-    const int* run = tg->mass_run + 3 * r;
-    if (run[0] < 0 || moved[run[0]]) mb_mass_mul_blocks(tg->aux, run[1], run[2], x, s, y);
-  }
-}
-
 mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_data* jd) {
   mb_joint_tangent* tg = calloc(1, sizeof *tg);
   if (!tg) return NULL;
@@ -103,7 +65,7 @@ mb_joint_tangent* mb_joint_tangent_create(const mb_joint_model* jm, mb_joint_dat
   const mb_pattern* sys = jm->aux->structure->sys;
   if (!tg->sp || !tg->sy || !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
       mb_compact_init(&tg->kh, sys) != 0 || mb_compact_init(&tg->damp, sys) != 0 ||
-      hessian_entries(tg) != 0 || mass_runs(tg) != 0) {
+      hessian_entries(tg) != 0) {
     mb_joint_tangent_free(tg);
     return NULL;
   }
@@ -117,7 +79,6 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
   mb_compact_release(&tg->kh);
   mb_compact_release(&tg->damp);
   free(tg->hess_entries);
-  free(tg->mass_run);
   free(tg->R);
   free(tg);
 }
@@ -157,18 +118,25 @@ void mb_joint_tangent_columns(mb_joint_tangent* js) {
   js->columns_current = 1;
 }
 
-/* y (nz) = s R^T x (+ y when add) */
-void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, int add, double* y) {
+/* y (nz) = s R^T x (+ y when add) for x nonzero on the n elements elems (NULL: anywhere) and
+   the state coordinates alone, with the body wrenches js->wrench holds already (about the
+   reference points) added to x's */
+static void rt_mul_wrenches(mb_joint_tangent* js, const double* x, int n, const int* elems,
+                            double s, int add, double* y) {
   /* through the bodies' wrenches, accumulated from the leaves (eq. 7): the columns of R are
      sparse */
   const mb_joint_model* jm = js->jm;
   const mb_tree* t = jm->tree;
-  memset(js->wrench, 0, 6 * (size_t)t->nbody * sizeof(double));
-  mb_tree_natural_wrenches(js->jd->st, js->aux, x, js->wrench);
+  mb_tree_natural_wrenches(js->jd->st, js->aux, n, elems, x, js->wrench);
   mb_tree_project(t, js->jd->st, js->wrench, js->projected, js->wrench + 6 * t->nbody);
   for (int j = 0; j < js->nt; j++) y[j] = (add ? y[j] : 0) + s * js->projected[j];
   for (int k = 0; k < jm->nstate; k++)
     y[js->nt + k] = (add ? y[js->nt + k] : 0) + s * x[jm->state_qadr[k]];
+}
+
+void mb_joint_tangent_rt_mul(mb_joint_tangent* js, const double* x, double s, int add, double* y) {
+  memset(js->wrench, 0, 6 * (size_t)js->jm->tree->nbody * sizeof(double));
+  rt_mul_wrenches(js, x, 0, NULL, s, add, y);
 }
 
 /* y (nq) += X x for X (nq x nz by columns) */
@@ -179,12 +147,11 @@ static void add_columns_times(const mb_joint_tangent* js, const double* X, const
       for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
 }
 
-/* dq, dqd, dqdd (nq each, may be NULL) = the natural state's derivatives along the joint
-   coordinates' dz, dzd, dzdd (nz each, may be NULL) at the motion sp: R dz, Rv dz + R dzd and
-   Ra dz + Rad dzd + R dzdd, in one pass of the tree. */
-void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const double* dz,
-                            const double* dzd, const double* dzdd, double* dq, double* dqd,
-                            double* dqdd) {
+/* mb_joint_tangent_along at the n elements elems alone (NULL: every element; the columns,
+   when current, give every element): the others' entries zero. */
+static void along_at(mb_joint_tangent* js, mb_tree_spatial* sp, int n, const int* elems,
+                     const double* dz, const double* dzd, const double* dzdd, double* dq,
+                     double* dqd, double* dqdd) {
   const mb_joint_model* jm = js->jm;
   const size_t nq = js->nq;
   double* out[3] = {dq, dqd, dqdd};
@@ -201,10 +168,40 @@ void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const dou
     return;
   }
   const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = dz, .dzd = dzd, .dzdd = dzdd};
-  mb_tree_natural_tangent(jm->tree, js->jd->st, sp, js->aux, &dir, NULL, dq, dqd, dqdd);
+  mb_tree_body_tangents(jm->tree, sp, &dir, dqdd ? 2 : dqd ? 1 : 0);
+  mb_tree_element_tangents(js->jd->st, sp, js->aux, n, elems, NULL, dq, dqd, dqdd);
   for (int l = 0; l < 3; l++)
     for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
       out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+}
+
+void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const double* dz,
+                            const double* dzd, const double* dzdd, double* dq, double* dqd,
+                            double* dqdd) {
+  along_at(js, sp, 0, NULL, dz, dzd, dzdd, dq, dqd, dqdd);
+}
+
+/* The bodies' motion along dir (a vector of positions or rates) at the motion sp, as far as
+   rates, and dq, dqd (nq each, may be NULL, cleared) at the elements the force elements and the
+   imposed rows read, with dir's state coordinates: for the inertial forces body by body. */
+static void along_body(mb_joint_tangent* js, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                       int rates, double* dq, double* dqd) {
+  const mb_joint_model* jm = js->jm;
+  double* out[2] = {dq, dqd};
+  const double* in[2] = {dir->dz, dir->dzd};
+  for (int l = 0; l < 2; l++)
+    if (out[l]) memset(out[l], 0, (size_t)js->nq * sizeof(double));
+  mb_tree_body_tangents(jm->tree, sp, dir, rates);
+  mb_tree_element_tangents(js->jd->st, sp, js->aux, jm->nneed_elem, jm->need_elem, NULL, dq, dqd,
+                           NULL);
+  for (int l = 0; l < 2; l++)
+    for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
+      out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+}
+
+void mb_joint_tangent_rows_along(mb_joint_tangent* js, const double* dz, const double* dzd,
+                                 double* dq, double* dqd, double* dqdd) {
+  along_at(js, js->sp, js->jm->nrow_elem, js->jm->need_elem, dz, dzd, NULL, dq, dqd, dqdd);
 }
 
 void mb_joint_tangent_forces(mb_joint_tangent* js, const double* mult) {
@@ -316,52 +313,61 @@ void mb_joint_tangent_dynamics(mb_joint_tangent* js, const double* mult) {
 
 /* A (nz x nz by columns) = K + cv C + ca M of mb_joint_tangent_dynamics, each column the
    derivative along one coordinate moved with its rate as a Newmark step moves them (by 1 and cv),
-   in one pass of the tree instead of one per matrix; ca M the recursive mass matrix's. */
+   in one pass of the tree instead of one per matrix; ca M the recursive mass matrix's. The
+   inertial forces' and the geometric term's derivatives are taken body by body (the bodies'
+   inertias, the residual's moments), the force elements' and the imposed rows' element by
+   element at the elements they read alone. */
 void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv, double ca,
                              double* A) {
+  const mb_joint_model* jm = js->jm;
+  const mb_tree* t = jm->tree;
+  mb_tree_state* st = js->jd->st;
   const mb_model* aux = js->aux;
   const size_t nq = js->nq, nz = js->nz;
-  double *dq = js->scr, *dqd = dq + nq, *dqdd = dqd + nq, *u = js->u;
+  double *dq = js->scr, *dqd = dq + nq, *u = js->u;
   mb_joint_tangent_multipliers(js, mult, 1);
   mb_joint_tangent_residual(js, js->da->qdd, 1);
-  mb_tree_wrench_sums(js->jm->tree, js->jd->st, aux, js->w, js->sp);
+  mb_tree_wrench_sums(t, st, aux, js->w, js->sp);
+  mb_tree_wrench_moments(t, st, aux, js->w, js->sp);
+  mb_joint_mass(jm, js->jd); /* and the bodies' inertias at the positions */
   memset(A, 0, nz * nz * sizeof(double));
   for (size_t j = 0; j < nz; j++) {
     double* a = A + j * nz;
-    memset(dq, 0, 3 * nq * sizeof(double));
-    const int tree = (int)j < js->nt;
-    if (tree) {
+    memset(dq, 0, 2 * nq * sizeof(double));
+    memset(js->wrench, 0, 6 * (size_t)t->nbody * sizeof(double));
+    if ((int)j < js->nt) {
       const mb_tree_direction dir = {.coord = (int)j, .cz = 1, .cv = cv, .body = -1};
-      mb_tree_natural_tangent(js->jm->tree, js->jd->st, js->sp, aux, &dir, NULL, dq, dqd, dqdd);
-      geometric_along(js, &dir, dq, a);
+      mb_tree_body_tangents(t, js->sp, &dir, 2);
+      mb_tree_element_tangents(st, js->sp, aux, jm->nneed_elem, jm->need_elem, NULL, dq, dqd, NULL);
+      mb_tree_tangent_wrenches(t, st, js->sp, 2, js->wrench);
+      mb_tree_column_tangent(t, st, js->sp, aux, &dir, js->w, NULL, a);
     } else {
-      const int i = js->jm->state_qadr[j - js->nt];
+      const int i = jm->state_qadr[j - js->nt];
       dq[i] = 1, dqd[i] = cv;
     }
     memset(u, 0, nq * sizeof(double));
     mb_compact_mul(&js->kh, dq, 1, u);
     mb_compact_mul(&js->damp, dqd, 1, u);
-    if (tree)
-      moved_mass_mul(js, js->sp->moved, dqdd, 1, u);
-    else
-      mb_mass_mul(aux, dqdd, 1, u);
-    mb_joint_tangent_rt_mul(js, u, 1, 1, a);
+    rt_mul_wrenches(js, u, jm->nneed_elem, jm->need_elem, 1, 1, a);
   }
   add_normalisations(js, mult, NULL, A, nz + 1);
-  mb_joint_mass(js->jm, js->jd);
   memcpy(js->M, js->jd->M, nz * nz * sizeof(double));
   for (size_t k = 0; k < nz * nz; k++) A[k] += ca * js->M[k];
 }
 
 /* y (nz) += s C x, C of mb_joint_tangent_dynamics, at the dynamic state. */
 void mb_joint_tangent_damping_mul(mb_joint_tangent* js, const double* x, double s, double* y) {
+  /* R^T D dqd and the inertial forces of dqdd body by body (mb_joint_tangent_newton's terms of
+     the rates), dqd at the elements D reads alone */
+  const mb_joint_model* jm = js->jm;
   const size_t nq = js->nq;
-  double *dqd = js->scr + nq, *dqdd = dqd + nq, *u = js->u;
-  mb_joint_tangent_along(js, js->sp, NULL, x, NULL, NULL, dqd, dqdd);
+  double *dqd = js->scr + nq, *u = js->u;
+  memset(js->wrench, 0, 6 * (size_t)jm->tree->nbody * sizeof(double));
+  along_body(js, js->sp, &(mb_tree_direction){.coord = -1, .body = -1, .dzd = x}, 2, NULL, dqd);
+  mb_tree_tangent_wrenches(jm->tree, js->jd->st, js->sp, 2, js->wrench);
   memset(u, 0, nq * sizeof(double));
   mb_compact_mul(&js->damp, dqd, 1, u);
-  mb_mass_mul(js->aux, dqdd, 1, u);
-  mb_joint_tangent_rt_mul(js, u, s, 1, y);
+  rt_mul_wrenches(js, u, jm->nneed_elem, jm->need_elem, s, 1, y);
 }
 
 /* col (nt) = G(v) along dir: d(R^T v)/dz at fixed v along dir, dq its natural positions'
@@ -408,6 +414,7 @@ void mb_joint_tangent_projection_state(mb_joint_tangent* js, const double* y, co
   mb_joint_tangent_along(js, js->sp, y, NULL, NULL, js->v, NULL, NULL);
   mb_joint_tangent_residual(js, js->v, 0);
   mb_tree_wrench_sums(js->jm->tree, js->jd->st, js->aux, js->w, js->sp);
+  mb_tree_wrench_moments(js->jm->tree, js->jd->st, js->aux, js->w, js->sp);
   mb_tree_spatial_motion(js->jm->tree, js->jd->st, js->jd->z, y, NULL, js->sy);
 }
 
@@ -415,18 +422,23 @@ void mb_joint_tangent_projection_state(mb_joint_tangent* js, const double* y, co
    with the same mult. */
 void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, const double* mult,
                                      double s, double* out) {
-  const mb_model* aux = js->aux;
+  /* along x at the rates y: R x at the elements KH reads, and the inertial forces of
+     d(R y)/dz x, the velocity change of the rates y, body by body */
+  const mb_joint_model* jm = js->jm;
+  const mb_tree* t = jm->tree;
   const size_t nq = js->nq;
-  double *dq = js->scr, *dqd = dq + nq, *u = js->u, *col = js->col;
-  /* along x: R x, and d(R y)/dz x, the velocity change of the rates y */
-  mb_joint_tangent_along(js, js->sy, x, NULL, NULL, dq, dqd, NULL);
-  memset(u, 0, nq * sizeof(double));
-  mb_mass_mul(aux, dqd, 1, u);
-  mb_compact_mul(&js->kh, dq, 1, u);
-  mb_joint_tangent_rt_mul(js, u, s, 1, out);
+  double *dq = js->scr, *u = js->u, *col = js->col;
+  memset(js->wrench, 0, 6 * (size_t)t->nbody * sizeof(double));
   const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = x};
+  along_body(js, js->sy, &dir, 1, dq, NULL);
+  mb_tree_tangent_wrenches(t, js->jd->st, js->sy, 1, js->wrench);
+  memset(u, 0, nq * sizeof(double));
+  mb_compact_mul(&js->kh, dq, 1, u);
+  rt_mul_wrenches(js, u, jm->nneed_elem, jm->need_elem, s, 1, out);
+  /* the geometric term, from the moments of w at the state's motion */
+  mb_tree_body_tangents(t, js->sp, &dir, 0);
   memset(col, 0, (size_t)js->nz * sizeof(double));
-  geometric_along(js, &dir, dq, col);
+  mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &dir, js->w, NULL, col);
   add_normalisations(js, mult, x, col, 1);
   for (int i = 0; i < js->nz; i++) out[i] += s * col[i];
 }

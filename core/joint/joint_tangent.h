@@ -23,8 +23,6 @@ typedef struct mb_joint_tangent {
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
                                 Hessian alone, on hess_entries alone */
   int nhess, *hess_entries;  /* the entries the imposed rows' Hessians reach, ascending */
-  int nmass_run, *mass_run;  /* runs of consecutive mass blocks of one body (-1: of no body):
-                                body, first, last + 1 (3 each) */
   mb_compact kh, damp;       /* KH's and the damping matrix's nonzero entries, for products */
   double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
   double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */
@@ -54,6 +52,11 @@ void mb_joint_tangent_rt_mul(mb_joint_tangent* tg, const double* x, double s, in
 void mb_joint_tangent_along(mb_joint_tangent* tg, mb_tree_spatial* sp, const double* dz,
                             const double* dzd, const double* dzdd, double* dq, double* dqd,
                             double* dqdd);
+
+/* mb_joint_tangent_along at the state's motion with dz, dzd alone, its results at the elements the
+   imposed rows read alone (zero elsewhere, unless the columns are current). */
+void mb_joint_tangent_rows_along(mb_joint_tangent* tg, const double* dz, const double* dzd,
+                                 double* dq, double* dqd, double* dqdd);
 
 /* The natural model's forces at the state of tg with their Jacobians (its stiff and damp), the
    joint friction reading the multipliers mult (ncon) of the imposed rows: its stiffness at fixed

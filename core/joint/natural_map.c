@@ -67,11 +67,11 @@ void mb_tree_natural_accelerations(const mb_tree_state* s, const mb_model* aux, 
   }
 }
 
-void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const double* Q,
-                              double* W) {
+void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, int n, const int* elems,
+                              const double* Q, double* W) {
   const int dim = aux->dim;
-  for (int e = 0; e < aux->nelem; e++) {
-    if (!mb_tree_places(aux, e)) continue;
+  for (int i = 0, e; i < (elems ? n : aux->nelem); i++) {
+    if ((e = listed(aux, elems, i)) < 0) continue;
     const int b = aux->elem_body[e];
     double x[3], f[3] = {0, 0, 0}, n[3];
     mb_tree_copy_element(dim, Q + aux->elem_qadr[e], f);

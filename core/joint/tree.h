@@ -185,9 +185,10 @@ void mb_tree_natural_jacobian(const mb_tree* t, const mb_tree_state* s, const mb
                               const int* elems, int ld, double* R);
 
 /* W (nbody x 6) += the body wrenches of generalised forces Q (aux->nq) on aux's coordinates at
-   the poses of s, so that mb_tree_project(W) = (dq/dz)^T Q. */
-void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, const double* Q,
-                              double* W);
+   the poses of s, so that mb_tree_project(W) = (dq/dz)^T Q; Q nonzero on the n elements elems
+   alone (NULL: on any). */
+void mb_tree_natural_wrenches(const mb_tree_state* s, const mb_model* aux, int n, const int* elems,
+                              const double* Q, double* W);
 
 /* W (6) += the wrench of force f (3, global) applied at global point x on a body whose
    reference point is r (3). */
@@ -226,6 +227,8 @@ typedef struct mb_tree_spatial {
   double* dW;      /* (nbody x 6) scratch */
   double *dV, *dA; /* (nbody x 6 each) scratch: the bodies' velocity and acceleration derivatives
                       along a direction */
+  double* moments; /* (nbody x 12) of mb_tree_wrench_moments: each body's force sum F (3), then
+                      X = sum x w^T over its elements (row-major 3 x 3) */
   double* sums;    /* (nbody x 24) scratch: a direction's sums over each body's path, the first 6
                       its displacement twist (tree_tangent.c) */
   unsigned char* moved; /* (nbody) scratch */
@@ -252,6 +255,19 @@ typedef struct mb_tree_direction {
   const double *dz, *dzd, *dzdd;
 } mb_tree_direction;
 
+/* The derivatives along dir of the bodies' motion, as far as rates asks (0: the displacement
+   twists, 1: and the velocities', 2: and the accelerations'), into sp's scratch (sums, dV, dA,
+   moved), which mb_tree_element_tangents and mb_tree_acceleration_wrenches read. */
+void mb_tree_body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                           int rates);
+
+/* mb_tree_natural_tangent's derivatives along the direction of the last mb_tree_body_tangents
+   (its rates at least those asked for here), at the n elements elems (NULL: every element) alone.
+ */
+void mb_tree_element_tangents(const mb_tree_state* s, const mb_tree_spatial* sp,
+                              const mb_model* aux, int n, const int* elems, const double* dlocal,
+                              double* dq, double* dqd, double* dqdd);
+
 /* dq, dqd, dqdd (aux nq, each may be NULL, zero on entry) = the derivatives along dir of the
    natural positions, velocities and accelerations of the elements the tree places, at the motion
    sp; dlocal (aux nelem x 3, may be NULL) adds the derivatives of the elements' local values.
@@ -265,8 +281,23 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
 void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
                          const double* w, mb_tree_spatial* sp);
 
+/* W (nbody x 6, about the reference points) += the body wrenches of the natural inertial forces
+   M^n dqd (level 1) or M^n dqdd (level 2) of the velocities' or accelerations' derivative along
+   the direction of the last mb_tree_body_tangents (rates at least level), from each body's mass,
+   centre of mass and inertia at the positions of s: the derivative is affine in the element
+   positions, and the natural mass integrates the body's density against it. */
+void mb_tree_tangent_wrenches(const mb_tree* t, mb_tree_state* s, const mb_tree_spatial* sp,
+                              int level, double* W);
+
+/* sp->moments = each body's moments of natural forces w (aux nq): the force sum over its points
+   and sum x w^T over its elements, for mb_tree_column_tangent without dq. */
+void mb_tree_wrench_moments(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
+                            const double* w, mb_tree_spatial* sp);
+
 /* out (tree nz) = the derivative of R^T w at fixed w along the positions of dir, with w that of
-   the last mb_tree_wrench_sums and dq the position derivative mb_tree_natural_tangent gave. */
+   the last mb_tree_wrench_sums and dq the position derivative mb_tree_natural_tangent gave; with
+   dq NULL, from the bodies' moments of w (mb_tree_wrench_moments) and their displacements along
+   dir (the last mb_tree_body_tangents, along dir without local values moved). */
 void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                             const mb_model* aux, const mb_tree_direction* dir, const double* w,
                             const double* dq, double* out);

@@ -155,6 +155,68 @@ void mb_tree_inertial_wrenches(const mb_tree* t, mb_tree_state* s, double* W) {
   }
 }
 
+/* The derivative of the element velocities (level 1) or accelerations (level 2) of body b along
+   the direction of the last mb_tree_body_tangents, as the affine field d = L x + a of the
+   elements' positions x (vectors: L x) that mb_tree_natural_tangent evaluates: with dx = p + d x x
+   ([p; d] the displacement) and xd = v + w x x,
+     dxd:  L1 = [dV_w] + [V_w][d],  a1 = dV_v + V_w x p,
+     dxdd: L = [dA_w] + [A_w][d] + [dV_w][V_w] + [V_w] L1,
+           a = dA_v + A_w x p + dV_w x V_v + V_w x a1. */
+static void tangent_field(const mb_tree_spatial* sp, int b, int level, double* L, double* a) {
+  const double *P = sp->sums + 24 * b, *V = sp->V + 6 * b, *A = sp->A + 6 * b;
+  const double *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b;
+  double Sd[9], Sv[9], T[9], L1[9], a1[3], u[3];
+  skew(P + 3, Sd), skew(V + 3, Sv), skew(dV + 3, T);
+  mbu_mat3_mul(Sv, Sd, L1);
+  for (int i = 0; i < 9; i++) L1[i] += T[i];
+  mbu_cross3(V + 3, P, a1);
+  for (int r = 0; r < 3; r++) a1[r] += dV[r];
+  if (level == 1) {
+    memcpy(L, L1, sizeof L1), memcpy(a, a1, sizeof a1);
+    return;
+  }
+  mbu_mat3_mul(T, Sv, L); /* [dV_w][V_w] */
+  mbu_mat3_mul(Sv, L1, T);
+  for (int i = 0; i < 9; i++) L[i] += T[i];
+  skew(A + 3, Sv);
+  mbu_mat3_mul(Sv, Sd, T);
+  for (int i = 0; i < 9; i++) L[i] += T[i];
+  skew(dA + 3, T);
+  for (int i = 0; i < 9; i++) L[i] += T[i];
+  mbu_cross3(V + 3, a1, a);
+  mbu_cross3(A + 3, P, u);
+  for (int r = 0; r < 3; r++) a[r] += u[r] + dA[r];
+  mbu_cross3(dV + 3, V, u);
+  for (int r = 0; r < 3; r++) a[r] += u[r];
+}
+
+void mb_tree_tangent_wrenches(const mb_tree* t, mb_tree_state* s, const mb_tree_spatial* sp,
+                              int level, double* W) {
+  body_inertia(t, s);
+  for (int b = 0; b < t->nbody; b++) {
+    if (!sp->moved[b]) continue;
+    double L[9], a[3];
+    tangent_field(sp, b, level, L, a);
+    /* the natural mass integrates the body's density against the field (its points' weights
+       sum to one): force m (a + L x_G), moment about the centre of mass vee(L E) with
+       E = tr(J_G)/2 I - J_G its second moment, then about the reference point */
+    const double m = t->mass[b], *c = s->c + 3 * b, *JG = s->JG + 9 * b;
+    const double half = (JG[0] + JG[4] + JG[8]) / 2;
+    double E[9], B[9], F[3], xG[3], n[3];
+    for (int i = 0; i < 9; i++) E[i] = (i % 4 == 0 ? half : 0) - JG[i];
+    for (int r = 0; r < 3; r++) xG[r] = s->r[3 * b + r] + c[r];
+    mbu_mat3_vec(L, xG, F);
+    for (int r = 0; r < 3; r++) F[r] = m * (F[r] + a[r]);
+    mbu_mat3_mul(L, E, B);
+    mbu_cross3(c, F, n);
+    double* w = W + 6 * b;
+    for (int r = 0; r < 3; r++) w[r] += F[r];
+    w[3] += B[7] - B[5] + n[0];
+    w[4] += B[2] - B[6] + n[1];
+    w[5] += B[3] - B[1] + n[2];
+  }
+}
+
 void mb_tree_project(const mb_tree* t, const mb_tree_state* s, const double* W, double* Q,
                      double* work) {
   const int nb = t->nbody;

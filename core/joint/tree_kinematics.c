@@ -29,14 +29,6 @@ static void rot_z(double a, double* Q) {
   memcpy(Q, R, sizeof R);
 }
 
-static void mat3_mul(const double* A, const double* B, double* C) {
-  double T[9];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-  memcpy(C, T, sizeof T);
-}
-
 /* C = A B^T */
 static void mat3_mul_t(const double* A, const double* B, double* C) {
   double T[9];
@@ -117,8 +109,8 @@ static void joint_relative(int kind, int dim, const double* z, const double* zd,
       static const double C[9] = {0, 0, 1, 0, 1, 0, -1, 0, 0};
       double R1[9], R2[9];
       rot_z(z[0], R1), rot_z(z[1], R2);
-      mat3_mul(R1, C, m->Q);
-      mat3_mul(m->Q, R2, m->Q);
+      mbu_mat3_mul(R1, C, m->Q);
+      mbu_mat3_mul(m->Q, R2, m->Q);
       m->n = 2;
       const double c1 = cos(z[0]), s1 = sin(z[0]);
       m->Sw[0][2] = 1;
@@ -244,13 +236,13 @@ void mb_tree_positions(const mb_tree* t, const double* z, mb_tree_state* s) {
     tree_joint_motion(t, b, z, NULL, &m);
     /* inboard frame and point, then the outboard ones, then the body frame */
     double *F = s->F + 9 * b, *P = s->P + 3 * b, *A = s->A + 9 * b, *o = s->o + 3 * b, v[3];
-    mat3_mul(Ap, in, F);
+    mbu_mat3_mul(Ap, in, F);
     mbu_mat3_vec(Ap, in + 9, v);
     for (int r = 0; r < 3; r++) P[r] = op[r] + v[r];
     mbu_mat3_vec(F, m.d, v);
     for (int r = 0; r < 3; r++) P[r] += v[r];
     double Fout[9];
-    mat3_mul(F, m.Q, Fout);
+    mbu_mat3_mul(F, m.Q, Fout);
     mat3_mul_t(Fout, out, A);
     mbu_mat3_vec(A, out + 9, v);
     for (int r = 0; r < 3; r++) o[r] = P[r] - v[r];
@@ -412,8 +404,8 @@ void mb_tree_coordinates(const mb_tree* t, const double* A, const double* o, dou
     const double *Ap = p < 0 ? I3 : A + 9 * p, *op = p < 0 ? zero : o + 3 * p;
     const double *in = t->inboard + 12 * b, *out = t->outboard + 12 * b;
     double Fin[9], Fout[9], Pin[3], Pout[3], rel[3], X[9], d[3];
-    mat3_mul(Ap, in, Fin);
-    mat3_mul(A + 9 * b, out, Fout);
+    mbu_mat3_mul(Ap, in, Fin);
+    mbu_mat3_mul(A + 9 * b, out, Fout);
     mbu_mat3_vec(Ap, in + 9, Pin);
     mbu_mat3_vec(A + 9 * b, out + 9, Pout);
     for (int k = 0; k < 3; k++) rel[k] = (o[3 * b + k] + Pout[k]) - (op[k] + Pin[k]);

@@ -79,7 +79,7 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   mb_tree_spatial* sp = calloc(1, sizeof *sp);
   const size_t nz = (size_t)t->nz, nb = (size_t)t->nbody, nn = (size_t)t->nnorm;
   if (!sp) return NULL;
-  sp->S = calloc(60 * nz + 96 * nn + 60 * nb + 1, sizeof(double));
+  sp->S = calloc(60 * nz + 96 * nn + 72 * nb + 1, sizeof(double));
   sp->moved = calloc(nb + 1, 1);
   if (!sp->S || !sp->moved) {
     mb_tree_spatial_free(sp);
@@ -96,6 +96,7 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
   sp->dW = p, p += 6 * nb;
   sp->dV = p, p += 6 * nb;
   sp->dA = p, p += 6 * nb;
+  sp->moments = p, p += 12 * nb;
   sp->sums = p;
   return sp;
 }
@@ -276,11 +277,8 @@ static double coefficient(const mb_tree_direction* dir, int k, int level) {
   return (v[level] ? v[level][k] : 0) + (k == dir->coord ? c[level] : 0);
 }
 
-/* sp->sums = the sums of add_term over the coordinates on each body's path (and the moved frame,
-   from its body on), the first 6 the body's displacement twist P along dir; sp->dV and sp->dA
-   the derivatives of its velocity and acceleration, and sp->moved whether dir moves it. */
-static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
-                          int rates) {
+void mb_tree_body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_direction* dir,
+                           int rates) {
   frame_term storage;
   direction_term frame;
   if (dir->body >= 0) frame = frame_term_of(t, sp, dir, &storage);
@@ -321,52 +319,67 @@ static void body_tangents(const mb_tree* t, mb_tree_spatial* sp, const mb_tree_d
   }
 }
 
+/* The derivatives of element e (placed by the tree) along the direction of the last
+   mb_tree_body_tangents, into dq, dqd, dqdd (each may be NULL; rates: the last one asked). */
+static void element_tangent(const mb_tree_state* s, const mb_tree_spatial* sp, const mb_model* aux,
+                            int e, const double* dlocal, int rates, double* dq, double* dqd,
+                            double* dqdd) {
+  const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
+  const double *V = sp->V + 6 * b, *A = sp->A + 6 * b, *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b;
+  const double* delta = sp->sums + 24 * b;
+  double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], u[3];
+  mb_tree_element_value(s, aux, e, x);
+  if (sp->moved[b]) {
+    mbu_cross3(delta + 3, x, dx);
+    for (int r = 0; r < 3; r++) dx[r] += point ? delta[r] : 0;
+  }
+  if (dlocal) {
+    mbu_mat3_vec(s->A + 9 * b, dlocal + 3 * e, u);
+    for (int r = 0; r < 3; r++) dx[r] += u[r];
+  }
+  const int a = aux->elem_qadr[e];
+  if (dq) mb_tree_copy_element(aux->dim, dx, dq + a);
+  if (rates < 1) return;
+  /* dxd = dv0 + dw x x + w x dx; dxdd = da0 + dwd x x + wd x dx + dw x xd + w x dxd, with
+     xd = v0 + w x x (vectors: no v0, dv0, da0) */
+  mbu_cross3(V + 3, x, xd);
+  for (int r = 0; r < 3; r++) {
+    xd[r] += point ? V[r] : 0;
+    dxd[r] = point ? dV[r] : 0;
+  }
+  mbu_cross3(dV + 3, x, u);
+  for (int r = 0; r < 3; r++) dxd[r] += u[r];
+  mbu_cross3(V + 3, dx, u);
+  for (int r = 0; r < 3; r++) dxd[r] += u[r];
+  if (dqd) mb_tree_copy_element(aux->dim, dxd, dqd + a);
+  if (rates < 2) return;
+  for (int r = 0; r < 3; r++) dxdd[r] = point ? dA[r] : 0;
+  const double* terms[4][2] = {{dA + 3, x}, {A + 3, dx}, {dV + 3, xd}, {V + 3, dxd}};
+  for (int k = 0; k < 4; k++) {
+    mbu_cross3(terms[k][0], terms[k][1], u);
+    for (int r = 0; r < 3; r++) dxdd[r] += u[r];
+  }
+  mb_tree_copy_element(aux->dim, dxdd, dqdd + a);
+}
+
+void mb_tree_element_tangents(const mb_tree_state* s, const mb_tree_spatial* sp,
+                              const mb_model* aux, int n, const int* elems, const double* dlocal,
+                              double* dq, double* dqd, double* dqdd) {
+  /* the rates' derivatives only as far as asked for */
+  const int rates = dqdd ? 2 : dqd ? 1 : 0;
+  for (int i = 0; i < (elems ? n : aux->nelem); i++) {
+    const int e = elems ? elems[i] : i;
+    /* the elements of bodies the direction leaves, without local values moved: zero */
+    if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
+    element_tangent(s, sp, aux, e, dlocal, rates, dq, dqd, dqdd);
+  }
+}
+
 void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                              const mb_model* aux, const mb_tree_direction* dir,
                              const double* dlocal, double* dq, double* dqd, double* dqdd) {
-  /* the rates' derivatives only as far as asked for */
-  const int rates = dqdd ? 2 : dqd ? 1 : 0;
-  body_tangents(t, sp, dir, rates);
-  for (int e = 0; e < aux->nelem; e++) {
-    /* the elements of bodies the direction leaves, without local values moved: zero */
-    if (!mb_tree_places(aux, e) || (!sp->moved[aux->elem_body[e]] && !dlocal)) continue;
-    const int b = aux->elem_body[e], point = aux->elem_kind[e] == MB_ELEM_POINT;
-    const double *V = sp->V + 6 * b, *A = sp->A + 6 * b, *dV = sp->dV + 6 * b, *dA = sp->dA + 6 * b;
-    const double* delta = sp->sums + 24 * b;
-    double x[3], xd[3], dx[3] = {0, 0, 0}, dxd[3], dxdd[3], u[3];
-    mb_tree_element_value(s, aux, e, x);
-    if (sp->moved[b]) {
-      mbu_cross3(delta + 3, x, dx);
-      for (int r = 0; r < 3; r++) dx[r] += point ? delta[r] : 0;
-    }
-    if (dlocal) {
-      mbu_mat3_vec(s->A + 9 * b, dlocal + 3 * e, u);
-      for (int r = 0; r < 3; r++) dx[r] += u[r];
-    }
-    const int a = aux->elem_qadr[e];
-    if (dq) mb_tree_copy_element(aux->dim, dx, dq + a);
-    if (rates < 1) continue;
-    /* dxd = dv0 + dw x x + w x dx; dxdd = da0 + dwd x x + wd x dx + dw x xd + w x dxd, with
-       xd = v0 + w x x (vectors: no v0, dv0, da0) */
-    mbu_cross3(V + 3, x, xd);
-    for (int r = 0; r < 3; r++) {
-      xd[r] += point ? V[r] : 0;
-      dxd[r] = point ? dV[r] : 0;
-    }
-    mbu_cross3(dV + 3, x, u);
-    for (int r = 0; r < 3; r++) dxd[r] += u[r];
-    mbu_cross3(V + 3, dx, u);
-    for (int r = 0; r < 3; r++) dxd[r] += u[r];
-    if (dqd) mb_tree_copy_element(aux->dim, dxd, dqd + a);
-    if (rates < 2) continue;
-    for (int r = 0; r < 3; r++) dxdd[r] = point ? dA[r] : 0;
-    const double* terms[4][2] = {{dA + 3, x}, {A + 3, dx}, {dV + 3, xd}, {V + 3, dxd}};
-    for (int k = 0; k < 4; k++) {
-      mbu_cross3(terms[k][0], terms[k][1], u);
-      for (int r = 0; r < 3; r++) dxdd[r] += u[r];
-    }
-    mb_tree_copy_element(aux->dim, dxdd, dqdd + a);
-  }
+  mb_tree_body_tangents(t, sp, dir, dqdd ? 2 : dqd ? 1 : 0);
+  mb_tree_element_tangents(s, sp, aux, 0, NULL, dlocal, dq, dqd, dqdd);
 }
 
 /* W (nbody x 6) = per body [sum over points of f; sum of x x f] of natural forces f (aux nq) at
@@ -402,6 +415,43 @@ void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_mode
   subtree_wrenches(t, s, aux, w, NULL, sp->W);
 }
 
+void mb_tree_wrench_moments(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
+                            const double* w, mb_tree_spatial* sp) {
+  memset(sp->moments, 0, 12 * (size_t)t->nbody * sizeof(double));
+  for (int e = 0; e < aux->nelem; e++) {
+    if (!mb_tree_places(aux, e)) continue;
+    double x[3], we[3] = {0, 0, 0};
+    mb_tree_copy_element(aux->dim, w + aux->elem_qadr[e], we);
+    mb_tree_element_value(s, aux, e, x);
+    double* m = sp->moments + 12 * aux->elem_body[e];
+    for (int r = 0; r < 3; r++) {
+      m[r] += aux->elem_kind[e] == MB_ELEM_POINT ? we[r] : 0;
+      for (int c = 0; c < 3; c++) m[3 + 3 * r + c] += x[r] * we[c];
+    }
+  }
+}
+
+/* sp->dW = the moments sum dx x w over each body's elements along the direction of the last
+   mb_tree_body_tangents, from the moments of mb_tree_wrench_moments: with the body's
+   displacement twist [p; d], dx = p (points) + d x x and (d x x) x w = x (d . w) - d (x . w),
+   that is P x F + (X - tr(X) I) d, F and X the body's moments; then summed over subtrees. */
+static void subtree_moment_tangents(const mb_tree* t, mb_tree_spatial* sp) {
+  for (int b = 0; b < t->nbody; b++) {
+    double* dW = sp->dW + 6 * b;
+    memset(dW, 0, 6 * sizeof(double));
+    if (!sp->moved[b]) continue;
+    const double *P = sp->sums + 24 * b, *d = P + 3, *F = sp->moments + 12 * b, *X = F + 3;
+    const double tr = X[0] + X[4] + X[8];
+    mbu_cross3(P, F, dW + 3);
+    for (int r = 0; r < 3; r++)
+      dW[3 + r] += X[3 * r] * d[0] + X[3 * r + 1] * d[1] + X[3 * r + 2] * d[2] - tr * d[r];
+  }
+  for (int o = t->nbody - 1; o >= 0; o--) {
+    const int b = t->order[o], p = t->parent[b];
+    if (p >= 0) add6(sp->dW + 6 * b, 1, sp->dW + 6 * p);
+  }
+}
+
 void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                             const mb_model* aux, const mb_tree_direction* dir, const double* w,
                             const double* dq, double* out) {
@@ -409,7 +459,10 @@ void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_sp
      S_k . (the moments of w about the moved positions), dS_k = P x S_k with P the displacement
      twist of the coordinates before k (and of a frame before it), plus, within a quadruple of
      Euler parameters, its own columns' change; each body's P is kept for its children */
-  subtree_wrenches(t, s, aux, w, dq, sp->dW);
+  if (dq)
+    subtree_wrenches(t, s, aux, w, dq, sp->dW);
+  else
+    subtree_moment_tangents(t, sp);
   for (int o = 0; o < t->nbody; o++) {
     const int b = t->order[o], p = t->parent[b], n = t->znum[b];
     const double *W = sp->W + 6 * b, *dW = sp->dW + 6 * b;
