@@ -73,8 +73,10 @@ void mb_pattern_to_dense(const mb_pattern* p, const double* A, double* D);
    and give mb_spmv's sums. */
 typedef struct mb_compact {
   int n, nnz;
-  int *colptr, *rowind; /* (n + 1), (capacity) */
-  double* val;          /* (capacity) */
+  int ncol;          /* the columns holding a nonzero: a product visits those alone */
+  int *col, *colptr; /* (ncol) their indices, (ncol + 1) their first entries */
+  int* rowind;       /* (capacity) */
+  double* val;       /* (capacity) */
 } mb_compact;
 
 /* Storage for the matrices of pattern p; -1 when out of memory. */

@@ -166,6 +166,33 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
              "pattern n = %d, bs = %d: y += 2 A x on %d listed entries of %d, others ignored", n,
              p->bs, nlisted, p->nnz);
     mbt_check(t, e3 < 1e-14 && c.nnz == expected, what, e3, 1e-14);
+    /* whole columns empty (every third): both products against the dense ones, over the
+       columns kept alone */
+    for (int j = 0; j < n; j++)
+      for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++) within[e] = j % 3 == 1 ? 0 : A[e];
+    mb_compact_set(&c, p, within);
+    mb_pattern_to_dense(p, within, D);
+    int kept = 0;
+    for (int j = 0; j < n; j++) {
+      int any = 0;
+      for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++) any |= within[e] != 0;
+      kept += any;
+    }
+    for (int transpose = 0; transpose < 2; transpose++) {
+      memset(y, 0, sizeof(double) * n);
+      (transpose ? mb_compact_mul_t : mb_compact_mul)(&c, x, 2, y);
+      for (int i = 0; i < n; i++) {
+        double sum = 0;
+        for (int j = 0; j < n; j++)
+          sum += (transpose ? D[(size_t)j * n + i] : D[(size_t)i * n + j]) * x[j];
+        z[i] = 2 * sum;
+      }
+      const double e4 = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
+      snprintf(what, sizeof what,
+               "pattern n = %d, bs = %d: y += 2 A%s x over the %d of %d columns with entries", n,
+               p->bs, transpose ? "^T" : "", c.ncol, n);
+      mbt_check(t, e4 < 1e-14 && c.ncol == kept, what, e4, 1e-14);
+    }
     free(listed), free(within);
     mb_compact_release(&c);
   }
@@ -174,9 +201,8 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
 
 /* One method on one matrix, eliminating in order (NULL: the method's own): one right-hand side
    and two, plain and transposed. */
-static void check_method_ordered(mbt_tally* t, const mb_solver_method* method,
-                                 const mb_pattern* p, const double* A, const int* order,
-                                 unsigned* seed) {
+static void check_method_ordered(mbt_tally* t, const mb_solver_method* method, const mb_pattern* p,
+                                 const double* A, const int* order, unsigned* seed) {
   const int n = p->n;
   char what[160];
   mb_solver solver;

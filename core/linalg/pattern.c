@@ -158,55 +158,69 @@ void mb_spmv(const mb_pattern* p, const double* A, const double* x, double s, do
 int mb_compact_init(mb_compact* c, const mb_pattern* p) {
   memset(c, 0, sizeof *c);
   c->n = p->n;
+  c->col = malloc((size_t)p->n * sizeof(int) + 1);
   c->colptr = calloc((size_t)p->n + 1, sizeof(int));
   c->rowind = malloc((size_t)p->nnz * sizeof(int) + 1);
   c->val = malloc((size_t)p->nnz * sizeof(double) + 1);
-  if (c->colptr && c->rowind && c->val) return 0;
+  if (c->col && c->colptr && c->rowind && c->val) return 0;
   mb_compact_release(c);
   return -1;
 }
 
 void mb_compact_release(mb_compact* c) {
-  free(c->colptr), free(c->rowind), free(c->val);
+  free(c->col), free(c->colptr), free(c->rowind), free(c->val);
   memset(c, 0, sizeof *c);
 }
 
+/* Column j's entries end at c->nnz: kept when it holds any. */
+static void close_column(mb_compact* c, int j, int first) {
+  if (c->nnz == first) return;
+  c->col[c->ncol] = j;
+  c->colptr[c->ncol++] = first;
+  c->colptr[c->ncol] = c->nnz;
+}
+
 void mb_compact_set(mb_compact* c, const mb_pattern* p, const double* A) {
-  int k = 0;
+  c->ncol = c->nnz = 0;
+  c->colptr[0] = 0;
   for (int j = 0; j < p->n; j++) {
-    c->colptr[j] = k;
+    const int first = c->nnz;
     for (int e = p->colptr[j]; e < p->colptr[j + 1]; e++)
-      if (A[e] != 0) c->rowind[k] = p->rowind[e], c->val[k++] = A[e];
+      if (A[e] != 0) c->rowind[c->nnz] = p->rowind[e], c->val[c->nnz++] = A[e];
+    close_column(c, j, first);
   }
-  c->colptr[p->n] = c->nnz = k;
 }
 
 void mb_compact_set_entries(mb_compact* c, const mb_pattern* p, const double* A, int n,
                             const int* entries) {
-  int k = 0, j = 0;
+  c->ncol = c->nnz = 0;
   c->colptr[0] = 0;
-  for (int i = 0; i < n; i++) {
-    const int e = entries[i];
-    for (; p->colptr[j + 1] <= e; j++) c->colptr[j + 1] = k;
-    if (A[e] != 0) c->rowind[k] = p->rowind[e], c->val[k++] = A[e];
+  for (int i = 0, j = -1, first = 0; i <= n; i++) {
+    /* the entries come by column: each column closed where the next begins */
+    const int e = i < n ? entries[i] : -1;
+    if (e < 0 || e >= p->colptr[j + 1]) {
+      if (j >= 0) close_column(c, j, first);
+      if (e < 0) break;
+      while (p->colptr[j + 1] <= e) j++;
+      first = c->nnz;
+    }
+    if (A[e] != 0) c->rowind[c->nnz] = p->rowind[e], c->val[c->nnz++] = A[e];
   }
-  for (; j < p->n; j++) c->colptr[j + 1] = k;
-  c->nnz = k;
 }
 
 void mb_compact_mul(const mb_compact* c, const double* x, double s, double* y) {
-  for (int j = 0; j < c->n; j++) {
-    const double xj = s * x[j];
+  for (int k = 0; k < c->ncol; k++) {
+    const double xj = s * x[c->col[k]];
     if (xj == 0) continue;
-    for (int e = c->colptr[j]; e < c->colptr[j + 1]; e++) y[c->rowind[e]] += c->val[e] * xj;
+    for (int e = c->colptr[k]; e < c->colptr[k + 1]; e++) y[c->rowind[e]] += c->val[e] * xj;
   }
 }
 
 void mb_compact_mul_t(const mb_compact* c, const double* x, double s, double* y) {
-  for (int j = 0; j < c->n; j++) {
+  for (int k = 0; k < c->ncol; k++) {
     double sum = 0;
-    for (int e = c->colptr[j]; e < c->colptr[j + 1]; e++) sum += c->val[e] * x[c->rowind[e]];
-    y[j] += s * sum;
+    for (int e = c->colptr[k]; e < c->colptr[k + 1]; e++) sum += c->val[e] * x[c->rowind[e]];
+    y[c->col[k]] += s * sum;
   }
 }
 
