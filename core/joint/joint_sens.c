@@ -44,6 +44,7 @@ typedef struct joint_sens {
   double *lamr, *s1, *s2, *g;                                           /* (nc x p) */
   double *dq, *dqd, *dqdd;  /* (nq x p) the natural state's explicit parameter derivatives */
   double *yz, *work;        /* (nz), (3 nz + nc): zd*, zdd*, then the KKT solves' scratch */
+  int* nonzero;             /* (nq) scratch of columns_t_mul */
   mb_joint_coupling couple; /* the friction's multiplier coupling at the dynamic state */
   double* couple_buffer;    /* its vectors */
   mb_factor lu;
@@ -59,6 +60,7 @@ static void joint_sens_free(joint_sens* js) {
   mb_factor_release(&js->lu);
   free(js->frame);
   free(js->moves_elements);
+  free(js->nonzero);
   free(js->couple_buffer);
   free(js->zr);
   free(js->lam_all);
@@ -82,6 +84,7 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   js->tg = mb_joint_tangent_create(jm, jd);
   js->frame = calloc(np * 6 * t->nbody + 1, sizeof(double));
   js->moves_elements = calloc(np, 1);
+  js->nonzero = malloc(nq * sizeof(int) + 1);
   mb_friction_count(jm->aux, &js->couple.n);
   js->couple_buffer = calloc((size_t)js->couple.n * (nz + nc) + 1, sizeof(double));
   js->couple.gz = js->couple_buffer, js->couple.lz = js->couple_buffer + js->couple.n * nz;
@@ -91,7 +94,7 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   double** fields[] = {&js->zr,        &js->zdr, &js->zddr, &js->hat_v, &js->hat_a, &js->zdr_star,
                        &js->zddr_star, &js->rhs, &js->lamr, &js->s1,    &js->s2,    &js->g,
                        &js->dq,        &js->dqd, &js->dqdd, &js->yz,    &js->work};
-  if (!js->tg || !js->frame || !js->moves_elements || !js->couple_buffer ||
+  if (!js->tg || !js->frame || !js->moves_elements || !js->nonzero || !js->couple_buffer ||
       !mbu_alloc_arrays(sizeof size / sizeof *size, size, fields, 1) ||
       mb_factor_init(&js->lu, &jm->lu) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
@@ -428,10 +431,19 @@ static void dense_mul(int n, const double* A, int transpose, const double* x, do
   }
 }
 
-/* y (nz) += s X^T x for X (nq x nz by columns): one of R, Rv, Ra, Rad */
+/* y (nz) += s X^T x for X (nq x nz by columns): one of R, Rv, Ra, Rad, over x's nonzeros
+   alone (the constraint rows' and the functionals' partials reach few coordinates) */
 static void columns_t_mul(const joint_sens* js, const double* X, const double* x, double s,
                           double* y) {
-  for (int j = 0; j < js->nz; j++) y[j] += s * mbu_dot(js->nq, X + (size_t)j * js->nq, x);
+  int n = 0;
+  for (int i = 0; i < js->nq; i++)
+    if (x[i] != 0) js->nonzero[n++] = i;
+  for (int j = 0; j < js->nz; j++) {
+    const double* col = X + (size_t)j * js->nq;
+    double sum = 0;
+    for (int k = 0; k < n; k++) sum += col[js->nonzero[k]] * x[js->nonzero[k]];
+    y[j] += s * sum;
+  }
 }
 
 /* A (nz x nz by columns) += the friction's coupling through the multipliers lambda + pen S Phi
