@@ -8,22 +8,28 @@
 #include "sens.h"
 #include "structure.h"
 
-/* tg->hess_entries: the system pattern's entries the imposed rows' Hessians reach; -1 when out of
-   memory. */
+/* tg->hess_entries: the system pattern's entries the imposed rows' Hessians reach; tg->entries:
+   those and the entries between the force elements' coordinates (jm->force_entry), which hold
+   every nonzero of the force Jacobians; -1 when out of memory. */
 static int hessian_entries(mb_joint_tangent* tg) {
+  const mb_joint_model* jm = tg->jm;
   const mb_structure* st = tg->aux->structure;
   int n = 0;
-  for (int i = 0; i < tg->jm->nrow; i++)
-    n += st->hess_adr[2 * tg->jm->row[i] + 2] - st->hess_adr[2 * tg->jm->row[i]];
+  for (int i = 0; i < jm->nrow; i++)
+    n += st->hess_adr[2 * jm->row[i] + 2] - st->hess_adr[2 * jm->row[i]];
   tg->hess_entries = malloc((size_t)n * sizeof(int) + 1);
-  if (!tg->hess_entries) return -1;
+  tg->entries = malloc(((size_t)n + (size_t)jm->nforce_pair) * sizeof(int) + 1);
+  if (!tg->hess_entries || !tg->entries) return -1;
   n = 0;
-  for (int i = 0; i < tg->jm->nrow; i++) {
-    const int r = tg->jm->row[i];
+  for (int i = 0; i < jm->nrow; i++) {
+    const int r = jm->row[i];
     for (int h = st->hess_adr[2 * r]; h < st->hess_adr[2 * r + 2]; h++)
       tg->hess_entries[n++] = st->hess_entry[h];
   }
   tg->nhess = mbu_sort_unique(tg->hess_entries, n);
+  memcpy(tg->entries, tg->hess_entries, (size_t)tg->nhess * sizeof(int));
+  memcpy(tg->entries + tg->nhess, jm->force_entry, (size_t)jm->nforce_pair * sizeof(int));
+  tg->nentries = mbu_sort_unique(tg->entries, tg->nhess + jm->nforce_pair);
   return 0;
 }
 
@@ -79,6 +85,7 @@ void mb_joint_tangent_free(mb_joint_tangent* tg) {
   mb_compact_release(&tg->kh);
   mb_compact_release(&tg->damp);
   free(tg->hess_entries);
+  free(tg->entries);
   free(tg->R);
   free(tg);
 }
@@ -229,17 +236,13 @@ void mb_joint_tangent_multipliers(mb_joint_tangent* js, const double* mult, int 
   memset(js->lam, 0, (size_t)aux->ncon * sizeof(double));
   for (int i = 0; i < js->jm->nrow; i++) js->lam[js->jm->row[i]] = mult[i];
   const mb_pattern* sys = aux->structure->sys;
-  if (stiffness)
-    memcpy(js->KH, js->da->stiff, (size_t)sys->nnz * sizeof(double));
-  else
-    for (int i = 0; i < js->nhess; i++) js->KH[js->hess_entries[i]] = 0;
+  /* KH is zero beyond js->entries: written there alone */
+  const int n = stiffness ? js->nentries : js->nhess;
+  const int* entries = stiffness ? js->entries : js->hess_entries;
+  for (int i = 0; i < n; i++) js->KH[entries[i]] = stiffness ? js->da->stiff[entries[i]] : 0;
   mb_constraints_add_hessian(aux, js->da, js->lam, 1, js->KH);
-  if (stiffness) {
-    mb_compact_set(&js->kh, sys, js->KH);
-    mb_compact_set(&js->damp, sys, js->da->damp);
-  } else {
-    mb_compact_set_entries(&js->kh, sys, js->KH, js->nhess, js->hess_entries);
-  }
+  mb_compact_set_entries(&js->kh, sys, js->KH, n, entries);
+  if (stiffness) mb_compact_set_entries(&js->damp, sys, js->da->damp, n, entries);
 }
 
 /* js->w = M^n x + Phi_q^T lam (x: natural, may be NULL) - (with forces) Q^n */

@@ -23,6 +23,8 @@ typedef struct mb_joint_tangent {
   double* KH;                /* (natural system pattern) K^n + the constraints' Hessian, or the
                                 Hessian alone, on hess_entries alone */
   int nhess, *hess_entries;  /* the entries the imposed rows' Hessians reach, ascending */
+  int nentries, *entries;    /* those and the entries between the force elements' coordinates,
+                                ascending: every nonzero of KH and of the damping matrix */
   mb_compact kh, damp;       /* KH's and the damping matrix's nonzero entries, for products */
   double *phid_q, *phidd_q;  /* (pattern of Phi_q) d(dPhi/dt)/dq, d(d2Phi/dt2)/dq */
   double* lam;               /* (aux ncon) multipliers of the imposed rows, zero elsewhere */
