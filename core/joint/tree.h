@@ -208,20 +208,21 @@ void mb_euler_column(const double* e, int k, int reversed, double* out);
    [v; w], v the velocity of the body point at the global origin, and for each coordinate j the
    terms of the derivatives of the motion beyond it (tree_tangent.c). */
 typedef struct mb_tree_spatial {
-  double* S;  /* (nz x 6) the columns of R */
-  double* Sd; /* (nz x 6) their time derivatives */
-  double* Vu; /* (nz x 6) the velocity of the frame just after coordinate j (its joint's
-                 coordinates up to it in product order; after the whole quadruple of Euler
-                 parameters) */
-  double* Au; /* (nz x 6) that frame's acceleration */
-  double* X;  /* (nz x 6) the rate of S_j as the frames beyond it see it: Sd_j, or for Euler
-                 parameters Vu_j x S_j + the velocity change of their own columns */
-  double* Vj; /* (nz x 6) dVu_j/dz_j at fixed columns beyond: 0, or that velocity change */
-  double* Aj; /* (nz x 6) dAu_j/dz_j likewise */
-  double *SV, *SA, *XV; /* (nz x 6 each) S_j x Vu_j, S_j x Au_j, X_j x Vu_j */
-  double* D;            /* (nnorm x 4 x 4 x 6) dS_k/de_j within each Euler quadruple, [j][k] */
-  double* V;            /* (nbody x 6) the bodies' velocities */
-  double* A;            /* (nbody x 6) their accelerations */
+  double* S;         /* (nz x 6) the columns of R */
+  double* Sd;        /* (nz x 6) their time derivatives */
+  double* Vu;        /* (nz x 6) the velocity of the frame just after coordinate j (its joint's
+                        coordinates up to it in product order; after the whole quadruple of Euler
+                        parameters) */
+  double* Au;        /* (nz x 6) that frame's acceleration */
+  double* X;         /* (nz x 6) the rate of S_j as the frames beyond it see it: Sd_j, or for Euler
+                        parameters Vu_j x S_j + the velocity change of their own columns */
+  double* Vj;        /* (nz x 6) dVu_j/dz_j at fixed columns beyond: 0, or that velocity change */
+  double* Aj;        /* (nz x 6) dAu_j/dz_j likewise */
+  double *G, *H, *J; /* (nz x 6 each) Vj_j - S_j x Vu_j, Aj_j - S_j x Au_j - X_j x Vu_j and
+                        Sd_j + G_j: a direction's terms per unit coefficient */
+  double* D;         /* (nnorm x 4 x 4 x 6) dS_k/de_j within each Euler quadruple, [j][k] */
+  double* V;         /* (nbody x 6) the bodies' velocities */
+  double* A;         /* (nbody x 6) their accelerations */
   double* W;       /* (nbody x 6) the subtree sums of mb_tree_wrench_sums: [force; moment about the
                       origin] */
   double* dW;      /* (nbody x 6) scratch */

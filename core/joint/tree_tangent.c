@@ -85,8 +85,7 @@ mb_tree_spatial* mb_tree_spatial_create(const mb_tree* t) {
     mb_tree_spatial_free(sp);
     return NULL;
   }
-  double** fields[] = {&sp->Sd, &sp->Vu, &sp->Au, &sp->X, &sp->Vj,
-                       &sp->Aj, &sp->SV, &sp->SA, &sp->XV};
+  double** fields[] = {&sp->Sd, &sp->Vu, &sp->Au, &sp->X, &sp->Vj, &sp->Aj, &sp->G, &sp->H, &sp->J};
   double* p = sp->S + 6 * nz;
   for (size_t f = 0; f < sizeof fields / sizeof *fields; f++) *fields[f] = p, p += 6 * nz;
   sp->D = p, p += 96 * nn;
@@ -195,20 +194,27 @@ void mb_tree_spatial_motion(const mb_tree* t, const mb_tree_state* s, const doub
     memcpy(sp->V + 6 * b, V, sizeof V);
     memcpy(sp->A + 6 * b, A, sizeof A);
   }
-  /* the products of each coordinate's term (add_term) that depend on the motion alone */
+  /* what each coordinate's term (add_term) adds per unit of its coefficients, beyond S and X:
+     G = Vj - S x Vu, H = Aj - S x Au - X x Vu, J = Sd + G */
   for (int k = 0; k < t->nz; k++) {
     const size_t o = 6 * (size_t)k;
-    motion_cross(sp->S + o, sp->Vu + o, sp->SV + o);
-    motion_cross(sp->S + o, sp->Au + o, sp->SA + o);
-    motion_cross(sp->X + o, sp->Vu + o, sp->XV + o);
+    double sv[6], sa[6], xv[6];
+    motion_cross(sp->S + o, sp->Vu + o, sv);
+    motion_cross(sp->S + o, sp->Au + o, sa);
+    motion_cross(sp->X + o, sp->Vu + o, xv);
+    for (int r = 0; r < 6; r++) {
+      sp->G[o + r] = sp->Vj[o + r] - sv[r];
+      sp->H[o + r] = sp->Aj[o + r] - sa[r] - xv[r];
+      sp->J[o + r] = sp->Sd[o + r] + sp->G[o + r];
+    }
   }
 }
 
 /* One term of a direction: a column S moved by cz, its rate by cv and its acceleration by ca,
    with the terms of the frame it moves with (the fields of mb_tree_spatial at its coordinate:
-   Sd, X, Vj, Aj and the products SV = S x Vu, SA = S x Au, XV = X x Vu). */
+   X, and the sums G, H, J of mb_tree_spatial_motion). */
 typedef struct direction_term {
-  const double *S, *Sd, *X, *Vj, *Aj, *SV, *SA, *XV;
+  const double *S, *X, *G, *H, *J;
   double cz, cv, ca;
 } direction_term;
 
@@ -216,14 +222,13 @@ typedef struct direction_term {
 static direction_term coordinate_term(const mb_tree_spatial* sp, int k, double cz, double cv,
                                       double ca) {
   const size_t o = 6 * (size_t)k;
-  return (direction_term){sp->S + o,  sp->Sd + o, sp->X + o, sp->Vj + o, sp->Aj + o, sp->SV + o,
-                          sp->SA + o, sp->XV + o, cz,        cv,         ca};
+  return (direction_term){sp->S + o, sp->X + o, sp->G + o, sp->H + o, sp->J + o, cz, cv, ca};
 }
 
-/* The moved joint frame's term, with its storage (S, Sd and X, the products; Vj = Aj = 0): a
-   translation, carried by the frame of the parent (inboard) or of the body (outboard). */
+/* The moved joint frame's term, with its storage: a translation S carried by the frame of the
+   parent (inboard) or of the body (outboard), X = Sd = Vu x S, Vj = Aj = 0. */
 typedef struct frame_term {
-  double S[6], Sd[6], SV[6], SA[6], XV[6];
+  double S[6], Sd[6], G[6], H[6], J[6];
 } frame_term;
 
 static const double zero6[6] = {0, 0, 0, 0, 0, 0};
@@ -232,13 +237,16 @@ static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
                                     const mb_tree_direction* dir, frame_term* f) {
   const int p = dir->outboard ? dir->body : t->parent[dir->body];
   const double *Vu = p < 0 ? zero6 : sp->V + 6 * p, *Au = p < 0 ? zero6 : sp->A + 6 * p;
+  double sv[6], sa[6], xv[6];
   memset(f->S, 0, sizeof f->S);
   memcpy(f->S, dir->shift, 3 * sizeof(double));
   motion_cross(Vu, f->S, f->Sd);
-  motion_cross(f->S, Vu, f->SV);
-  motion_cross(f->S, Au, f->SA);
-  motion_cross(f->Sd, Vu, f->XV);
-  return (direction_term){f->S, f->Sd, f->Sd, zero6, zero6, f->SV, f->SA, f->XV, 1, 0, 0};
+  motion_cross(f->S, Vu, sv);
+  motion_cross(f->S, Au, sa);
+  motion_cross(f->Sd, Vu, xv);
+  for (int r = 0; r < 6; r++)
+    f->G[r] = -sv[r], f->H[r] = -sa[r] - xv[r], f->J[r] = f->Sd[r] + f->G[r];
+  return (direction_term){f->S, f->Sd, f->G, f->H, f->J, 1, 0, 0};
 }
 
 /* sum (24) += what the term adds to the derivatives of the motion of every body it carries:
@@ -248,24 +256,12 @@ static direction_term frame_term_of(const mb_tree* t, const mb_tree_spatial* sp,
    the derivatives along one coordinate (dV = S x (V - Vu) + Vj, ..., file comment) summed. */
 static void add_term(const direction_term* d, double* sum) {
   double *P = sum, *PX = sum + 6, *CV = sum + 12, *CA = sum + 18;
-  if (d->cz != 0) {
-    add6(d->S, d->cz, P);
-    add6(d->X, d->cz, PX);
-    add6(d->Vj, d->cz, CV);
-    add6(d->SV, -d->cz, CV);
-    add6(d->Aj, d->cz, CA);
-  }
-  if (d->cv != 0) {
-    add6(d->S, d->cv, PX);
-    add6(d->S, d->cv, CV);
-    add6(d->Sd, d->cv, CA);
-    add6(d->Vj, d->cv, CA);
-    add6(d->SV, -d->cv, CA);
-  }
-  if (d->ca != 0) add6(d->S, d->ca, CA);
-  if (d->cz != 0) {
-    add6(d->SA, -d->cz, CA);
-    add6(d->XV, -d->cz, CA);
+  const double cz = d->cz, cv = d->cv, ca = d->ca;
+  for (int r = 0; r < 6; r++) {
+    P[r] += cz * d->S[r];
+    PX[r] += cz * d->X[r] + cv * d->S[r];
+    CV[r] += cz * d->G[r] + cv * d->S[r];
+    CA[r] += cz * d->H[r] + cv * d->J[r] + ca * d->S[r];
   }
 }
 
