@@ -336,7 +336,11 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
   memset(A, 0, nz * nz * sizeof(double));
   for (size_t j = 0; j < nz; j++) {
     double* a = A + j * nz;
-    memset(dq, 0, 2 * nq * sizeof(double));
+    /* dq, dqd and u are read at the coordinates the force elements and imposed rows read alone */
+    for (int r = 0; r < jm->nneed_coord; r++) {
+      const int c = jm->need_coord[r];
+      dq[c] = dqd[c] = u[c] = 0;
+    }
     memset(js->wrench, 0, 6 * (size_t)t->nbody * sizeof(double));
     if ((int)j < js->nt) {
       const mb_tree_direction dir = {.coord = (int)j, .cz = 1, .cv = cv, .body = -1};
@@ -348,7 +352,6 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
       const int i = jm->state_qadr[j - js->nt];
       dq[i] = 1, dqd[i] = cv;
     }
-    memset(u, 0, nq * sizeof(double));
     mb_compact_mul(&js->kh, dq, 1, u);
     mb_compact_mul(&js->damp, dqd, 1, u);
     rt_mul_wrenches(js, u, jm->nneed_elem, jm->need_elem, 1, 1, a);
@@ -438,8 +441,10 @@ void mb_joint_tangent_projection_mul(mb_joint_tangent* js, const double* x, cons
   memset(u, 0, nq * sizeof(double));
   mb_compact_mul(&js->kh, dq, 1, u);
   rt_mul_wrenches(js, u, jm->nneed_elem, jm->need_elem, s, 1, out);
-  /* the geometric term, from the moments of w at the state's motion */
-  mb_tree_body_tangents(t, js->sp, &dir, 0);
+  /* the geometric term, from the moments of w at the state's motion: the bodies' displacements
+     along x, the same at any rates */
+  memcpy(js->sp->sums, js->sy->sums, 24 * (size_t)t->nbody * sizeof(double));
+  memcpy(js->sp->moved, js->sy->moved, (size_t)t->nbody);
   memset(col, 0, (size_t)js->nz * sizeof(double));
   mb_tree_column_tangent(t, js->jd->st, js->sp, js->aux, &dir, js->w, NULL, col);
   add_normalisations(js, mult, x, col, 1);
