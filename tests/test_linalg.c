@@ -92,11 +92,13 @@ static double max_abs(int n, const double* a) {
   return d;
 }
 
-/* z (n) = 2 D x, D dense row-major: the reference of the sparse products */
-static void dense_twice(int n, const double* D, const double* x, double* z) {
+/* z (n) = 2 D x, or with transpose 2 D^T x, D dense row-major: the reference of the sparse
+   products */
+static void dense_twice(int n, const double* D, int transpose, const double* x, double* z) {
   for (int i = 0; i < n; i++) {
     double s = 0;
-    for (int j = 0; j < n; j++) s += D[(size_t)i * n + j] * x[j];
+    for (int j = 0; j < n; j++)
+      s += (transpose ? D[(size_t)j * n + i] : D[(size_t)i * n + j]) * x[j];
     z[i] = 2 * s;
   }
 }
@@ -123,12 +125,7 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
   for (int transpose = 0; transpose < 2; transpose++) {
     memset(y, 0, sizeof(double) * n);
     (transpose ? mb_spmv_t : mb_spmv)(p, A, x, 2, y);
-    for (int i = 0; i < n; i++) {
-      double s = 0;
-      for (int j = 0; j < n; j++)
-        s += (transpose ? D[(size_t)j * n + i] : D[(size_t)i * n + j]) * x[j];
-      z[i] = 2 * s;
-    }
+    dense_twice(n, D, transpose, x, z);
     const double e = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
     snprintf(what, sizeof what, "pattern n = %d, bs = %d: y += 2 A%s x", n, p->bs,
              transpose ? "^T" : "");
@@ -143,7 +140,7 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
     memset(y, 0, sizeof(double) * n);
     mb_compact_mul(&c, x, 2, y);
     mb_pattern_to_dense(p, half, D);
-    dense_twice(n, D, x, z);
+    dense_twice(n, D, 0, x, z);
     const double e = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
     snprintf(what, sizeof what, "pattern n = %d, bs = %d: y += 2 A x on A's %d nonzeros of %d", n,
              p->bs, c.nnz, p->nnz);
@@ -158,7 +155,7 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
     memset(y, 0, sizeof(double) * n);
     mb_compact_mul(&c, x, 2, y);
     mb_pattern_to_dense(p, within, D);
-    dense_twice(n, D, x, z);
+    dense_twice(n, D, 0, x, z);
     int expected = 0;
     for (int k = 0; k < nlisted; k++) expected += within[listed[k]] != 0;
     const double e3 = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
@@ -181,12 +178,7 @@ static void check_pattern(mbt_tally* t, const mb_pattern* p, const double* A, un
     for (int transpose = 0; transpose < 2; transpose++) {
       memset(y, 0, sizeof(double) * n);
       (transpose ? mb_compact_mul_t : mb_compact_mul)(&c, x, 2, y);
-      for (int i = 0; i < n; i++) {
-        double sum = 0;
-        for (int j = 0; j < n; j++)
-          sum += (transpose ? D[(size_t)j * n + i] : D[(size_t)i * n + j]) * x[j];
-        z[i] = 2 * sum;
-      }
+      dense_twice(n, D, transpose, x, z);
       const double e4 = max_abs_diff(n, y, z) / fmax(max_abs(n, z), 1e-300);
       snprintf(what, sizeof what,
                "pattern n = %d, bs = %d: y += 2 A%s x over the %d of %d columns with entries", n,

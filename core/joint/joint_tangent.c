@@ -154,19 +154,34 @@ static void add_columns_times(const mb_joint_tangent* js, const double* X, const
       for (int i = 0; i < js->nq; i++) y[i] += X[(size_t)j * js->nq + i] * x[j];
 }
 
+/* The bodies' motion along dir (vectors of positions, rates and accelerations) at the motion sp,
+   as far as rates, and dq, dqd, dqdd (nq each, may be NULL, cleared) at the n elements elems
+   (NULL: every element), with dir's state coordinates. */
+static void tree_along(mb_joint_tangent* js, mb_tree_spatial* sp, int n, const int* elems,
+                       const mb_tree_direction* dir, int rates, double* dq, double* dqd,
+                       double* dqdd) {
+  const mb_joint_model* jm = js->jm;
+  double* out[3] = {dq, dqd, dqdd};
+  const double* in[3] = {dir->dz, dir->dzd, dir->dzdd};
+  for (int l = 0; l < 3; l++)
+    if (out[l]) memset(out[l], 0, (size_t)js->nq * sizeof(double));
+  mb_tree_body_tangents(jm->tree, sp, dir, rates);
+  mb_tree_element_tangents(js->jd->st, sp, js->aux, n, elems, NULL, dq, dqd, dqdd);
+  for (int l = 0; l < 3; l++)
+    for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
+      out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+}
+
 /* mb_joint_tangent_along at the n elements elems alone (NULL: every element; the columns,
    when current, give every element): the others' entries zero. */
 static void along_at(mb_joint_tangent* js, mb_tree_spatial* sp, int n, const int* elems,
                      const double* dz, const double* dzd, const double* dzdd, double* dq,
                      double* dqd, double* dqdd) {
-  const mb_joint_model* jm = js->jm;
-  const size_t nq = js->nq;
-  double* out[3] = {dq, dqd, dqdd};
-  const double* in[3] = {dz, dzd, dzdd};
-  for (int l = 0; l < 3; l++)
-    if (out[l]) memset(out[l], 0, nq * sizeof(double));
   if (sp == js->sp && js->columns_current) {
     /* the columns at hand: a few dense products, cheaper than a tree pass for few coordinates */
+    double* out[3] = {dq, dqd, dqdd};
+    for (int l = 0; l < 3; l++)
+      if (out[l]) memset(out[l], 0, (size_t)js->nq * sizeof(double));
     if (dq) add_columns_times(js, js->R, dz, dq);
     if (dqd) add_columns_times(js, js->Rv, dz, dqd), add_columns_times(js, js->R, dzd, dqd);
     if (dqdd)
@@ -175,11 +190,7 @@ static void along_at(mb_joint_tangent* js, mb_tree_spatial* sp, int n, const int
     return;
   }
   const mb_tree_direction dir = {.coord = -1, .body = -1, .dz = dz, .dzd = dzd, .dzdd = dzdd};
-  mb_tree_body_tangents(jm->tree, sp, &dir, dqdd ? 2 : dqd ? 1 : 0);
-  mb_tree_element_tangents(js->jd->st, sp, js->aux, n, elems, NULL, dq, dqd, dqdd);
-  for (int l = 0; l < 3; l++)
-    for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
-      out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+  tree_along(js, sp, n, elems, &dir, dqdd ? 2 : dqd ? 1 : 0, dq, dqd, dqdd);
 }
 
 void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const double* dz,
@@ -188,22 +199,11 @@ void mb_joint_tangent_along(mb_joint_tangent* js, mb_tree_spatial* sp, const dou
   along_at(js, sp, 0, NULL, dz, dzd, dzdd, dq, dqd, dqdd);
 }
 
-/* The bodies' motion along dir (a vector of positions or rates) at the motion sp, as far as
-   rates, and dq, dqd (nq each, may be NULL, cleared) at the elements the force elements and the
-   imposed rows read, with dir's state coordinates: for the inertial forces body by body. */
+/* tree_along at the elements the force elements and the imposed rows read, positions and rates
+   alone: for the inertial forces body by body, as far as rates. */
 static void along_body(mb_joint_tangent* js, mb_tree_spatial* sp, const mb_tree_direction* dir,
                        int rates, double* dq, double* dqd) {
-  const mb_joint_model* jm = js->jm;
-  double* out[2] = {dq, dqd};
-  const double* in[2] = {dir->dz, dir->dzd};
-  for (int l = 0; l < 2; l++)
-    if (out[l]) memset(out[l], 0, (size_t)js->nq * sizeof(double));
-  mb_tree_body_tangents(jm->tree, sp, dir, rates);
-  mb_tree_element_tangents(js->jd->st, sp, js->aux, jm->nneed_elem, jm->need_elem, NULL, dq, dqd,
-                           NULL);
-  for (int l = 0; l < 2; l++)
-    for (int k = 0; out[l] && in[l] && k < jm->nstate; k++)
-      out[l][jm->state_qadr[k]] += in[l][js->nt + k];
+  tree_along(js, sp, js->jm->nneed_elem, js->jm->need_elem, dir, rates, dq, dqd, NULL);
 }
 
 void mb_joint_tangent_rows_along(mb_joint_tangent* js, const double* dz, const double* dzd,
@@ -331,7 +331,6 @@ void mb_joint_tangent_newton(mb_joint_tangent* js, const double* mult, double cv
   mb_joint_tangent_multipliers(js, mult, 1);
   mb_joint_tangent_residual(js, js->da->qdd, 1);
   mb_tree_wrench_sums(t, st, aux, js->w, js->sp);
-  mb_tree_wrench_moments(t, st, aux, js->w, js->sp);
   mb_joint_mass(jm, js->jd); /* and the bodies' inertias at the positions */
   memset(A, 0, nz * nz * sizeof(double));
   for (size_t j = 0; j < nz; j++) {
@@ -420,7 +419,6 @@ void mb_joint_tangent_projection_state(mb_joint_tangent* js, const double* y, co
   mb_joint_tangent_along(js, js->sp, y, NULL, NULL, js->v, NULL, NULL);
   mb_joint_tangent_residual(js, js->v, 0);
   mb_tree_wrench_sums(js->jm->tree, js->jd->st, js->aux, js->w, js->sp);
-  mb_tree_wrench_moments(js->jm->tree, js->jd->st, js->aux, js->w, js->sp);
   mb_tree_spatial_motion(js->jm->tree, js->jd->st, js->jd->z, y, NULL, js->sy);
 }
 

@@ -228,7 +228,7 @@ typedef struct mb_tree_spatial {
   double* dW;      /* (nbody x 6) scratch */
   double *dV, *dA; /* (nbody x 6 each) scratch: the bodies' velocity and acceleration derivatives
                       along a direction */
-  double* moments; /* (nbody x 12) of mb_tree_wrench_moments: each body's force sum F (3), then
+  double* moments; /* (nbody x 12) of mb_tree_wrench_sums: each body's own force sum F (3), then
                       X = sum x w^T over its elements (row-major 3 x 3) */
   double* sums;    /* (nbody x 24) scratch: a direction's sums over each body's path, the first 6
                       its displacement twist (tree_tangent.c) */
@@ -278,7 +278,8 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
                              const double* dlocal, double* dq, double* dqd, double* dqdd);
 
 /* sp->W = the wrenches of natural generalised forces w (aux nq) on the elements the tree places,
-   summed over each body's subtree. */
+   summed over each body's subtree, and sp->moments each body's own moments of w (the force sum
+   over its points and sum x w^T over its elements), for mb_tree_column_tangent without dq. */
 void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
                          const double* w, mb_tree_spatial* sp);
 
@@ -290,14 +291,9 @@ void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_mode
 void mb_tree_tangent_wrenches(const mb_tree* t, mb_tree_state* s, const mb_tree_spatial* sp,
                               int level, double* W);
 
-/* sp->moments = each body's moments of natural forces w (aux nq): the force sum over its points
-   and sum x w^T over its elements, for mb_tree_column_tangent without dq. */
-void mb_tree_wrench_moments(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
-                            const double* w, mb_tree_spatial* sp);
-
 /* out (tree nz) = the derivative of R^T w at fixed w along the positions of dir, with w that of
    the last mb_tree_wrench_sums and dq the position derivative mb_tree_natural_tangent gave; with
-   dq NULL, from the bodies' moments of w (mb_tree_wrench_moments) and their displacements along
+   dq NULL, from the bodies' moments of w (mb_tree_wrench_sums) and their displacements along
    dir (the last mb_tree_body_tangents, along dir without local values moved). */
 void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_spatial* sp,
                             const mb_model* aux, const mb_tree_direction* dir, const double* w,

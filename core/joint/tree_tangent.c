@@ -380,10 +380,12 @@ void mb_tree_natural_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_s
 
 /* W (nbody x 6) = per body [sum over points of f; sum of x x f] of natural forces f (aux nq) at
    element positions x, plus, with dq, the moments dx x f of the position derivatives dq alone;
-   then summed over subtrees. */
+   then summed over subtrees. Without dq, moments (nbody x 12, may be NULL) = each body's own
+   force sum and sum x f^T (mb_tree_spatial's moments). */
 static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
-                             const double* f, const double* dq, double* W) {
+                             const double* f, const double* dq, double* W, double* moments) {
   memset(W, 0, 6 * (size_t)t->nbody * sizeof(double));
+  if (moments) memset(moments, 0, 12 * (size_t)t->nbody * sizeof(double));
   for (int e = 0; e < aux->nelem; e++) {
     if (!mb_tree_places(aux, e)) continue;
     const int b = aux->elem_body[e], a = aux->elem_qadr[e];
@@ -399,6 +401,12 @@ static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_
       W[6 * b + r] += !dq && aux->elem_kind[e] == MB_ELEM_POINT ? fe[r] : 0;
       W[6 * b + 3 + r] += m[r];
     }
+    if (!moments) continue;
+    double* mb = moments + 12 * b;
+    for (int r = 0; r < 3; r++) {
+      mb[r] += aux->elem_kind[e] == MB_ELEM_POINT ? fe[r] : 0;
+      for (int c = 0; c < 3; c++) mb[3 + 3 * r + c] += x[r] * fe[c];
+    }
   }
   for (int o = t->nbody - 1; o >= 0; o--) {
     const int b = t->order[o], p = t->parent[b];
@@ -408,27 +416,11 @@ static void subtree_wrenches(const mb_tree* t, const mb_tree_state* s, const mb_
 
 void mb_tree_wrench_sums(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
                          const double* w, mb_tree_spatial* sp) {
-  subtree_wrenches(t, s, aux, w, NULL, sp->W);
-}
-
-void mb_tree_wrench_moments(const mb_tree* t, const mb_tree_state* s, const mb_model* aux,
-                            const double* w, mb_tree_spatial* sp) {
-  memset(sp->moments, 0, 12 * (size_t)t->nbody * sizeof(double));
-  for (int e = 0; e < aux->nelem; e++) {
-    if (!mb_tree_places(aux, e)) continue;
-    double x[3], we[3] = {0, 0, 0};
-    mb_tree_copy_element(aux->dim, w + aux->elem_qadr[e], we);
-    mb_tree_element_value(s, aux, e, x);
-    double* m = sp->moments + 12 * aux->elem_body[e];
-    for (int r = 0; r < 3; r++) {
-      m[r] += aux->elem_kind[e] == MB_ELEM_POINT ? we[r] : 0;
-      for (int c = 0; c < 3; c++) m[3 + 3 * r + c] += x[r] * we[c];
-    }
-  }
+  subtree_wrenches(t, s, aux, w, NULL, sp->W, sp->moments);
 }
 
 /* sp->dW = the moments sum dx x w over each body's elements along the direction of the last
-   mb_tree_body_tangents, from the moments of mb_tree_wrench_moments: with the body's
+   mb_tree_body_tangents, from the moments of mb_tree_wrench_sums: with the body's
    displacement twist [p; d], dx = p (points) + d x x and (d x x) x w = x (d . w) - d (x . w),
    that is P x F + (X - tr(X) I) d, F and X the body's moments; then summed over subtrees. */
 static void subtree_moment_tangents(const mb_tree* t, mb_tree_spatial* sp) {
@@ -456,7 +448,7 @@ void mb_tree_column_tangent(const mb_tree* t, const mb_tree_state* s, mb_tree_sp
      twist of the coordinates before k (and of a frame before it), plus, within a quadruple of
      Euler parameters, its own columns' change; each body's P is kept for its children */
   if (dq)
-    subtree_wrenches(t, s, aux, w, dq, sp->dW);
+    subtree_wrenches(t, s, aux, w, dq, sp->dW, NULL);
   else
     subtree_moment_tangents(t, sp);
   for (int o = 0; o < t->nbody; o++) {
