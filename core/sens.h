@@ -133,6 +133,12 @@ mb_status sens_projected_state(const mb_model* m, sens_point* pt, int reuse, mb_
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g);
 
+/* sens_explicit_dynamics with the constraint terms' multipliers mult, the joints' friction
+   reading d->lambda still (the joint formulation's recovery of the tree's reactions, whose
+   friction reads the cut joints' lambda while their reactions are lambda + kappa). */
+void sens_explicit_dynamics_with(const mb_model* m, mb_data* d, sens_ws* ws, int k,
+                                 const double* mult, double* r, double* g);
+
 /* Explicit parameter terms of the velocity (level 1) or acceleration (level 2) projection at the
    projected state: r = -M_rho (x - x*) - (dPhi_q/drho)^T mult and g = -(d^level Phi/dt)_rho. */
 void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,

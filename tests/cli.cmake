@@ -310,11 +310,11 @@ mbopt_check_both(joint_reactions_planar tests/models/ok/reactions_planar.json --
   --tolerance 1e-4)
 mbopt_check_both(joint_reactions_spatial tests/models/ok/reactions_spatial.json --formulation joint
   --t-end 0.5)
-# with joint friction, whose forces read the cut joints' multipliers, a tree joint's reaction
-# gradients are refused by name
-mbopt_cli_test(gradient_joint_reactions_refused 3
-  "functionals\\[0\\] \\(weld_load\\): its output R_weld\\.z reads the multipliers of joint weld, a joint of the tree, whose gradients joint coordinates do not have in a model with joint friction" 1
-  gradient tests/models/ok/friction_ball_weld.json --formulation joint)
+# with joint friction, whose forces read the cut joints' multipliers: the tree joints' reactions
+# (the mount's carries the socket's friction torque) through the friction's stiffness and its
+# coupling to those multipliers, both methods against differences
+mbopt_check_both(joint_friction_tree_reactions tests/models/ok/friction_ball_mount.json
+  --formulation joint)
 # joint friction in joint coordinates: its joints are cut, their multipliers the reactions its
 # law reads; the natural formulation has psi = 82.3046 (within 1e-3 of each other). Gradients by
 # both methods against differences, on the planar, spatial and spherical joints' friction and the

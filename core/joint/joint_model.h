@@ -176,12 +176,6 @@ int mb_joint_reactions_build(mb_joint_model* jm);
 mb_status mb_joint_natural_multipliers(const mb_joint_model* jm, mb_joint_data* jd, int jacobians,
                                        mb_error* err);
 
-/* MB_ERR_MODEL naming the functional when one reads the multipliers of a joint of the tree
-   (recovered body by body) in a model with joint friction, whose forces' coupling through the
-   cut joints' multipliers the recovery's sensitivities leave out; those of the cut joints (the
-   joints with friction among them) are the formulation's own. */
-mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err);
-
 /* Whether a functional reads the multipliers of a joint of the tree. */
 int mb_joint_reads_tree_multipliers(const mb_joint_model* jm);
 

@@ -80,24 +80,6 @@ static int tree_joint_read(const mb_joint_model* jm, int k) {
   return is_cut(jm->tree, joint) ? -1 : joint;
 }
 
-mb_status mb_joint_reactions_gradients(const mb_joint_model* jm, mb_error* err) {
-  const mb_model* aux = jm->aux;
-  for (int k = 0; k < aux->nfterm && jm->friction; k++) {
-    const int joint = tree_joint_read(jm, k);
-    if (joint < 0) continue;
-    const int f = aux->fterm_functional[k];
-    return mb_error_set(err, MB_ERR_MODEL,
-                        "functionals[%d] (%s): its output %s reads the multipliers of joint %s, "
-                        "a joint of the tree, whose gradients joint coordinates do not have in a "
-                        "model with joint friction (a loop's cut joint's they have); use "
-                        "\"formulation\": \"natural\"",
-                        f, aux->functional_name + (size_t)MB_NAME_LEN * f,
-                        aux->out_name + (size_t)MB_LABEL_LEN * aux->fterm_column[k],
-                        aux->joint_name + (size_t)MB_NAME_LEN * joint);
-  }
-  return MB_OK;
-}
-
 int mb_joint_reads_tree_multipliers(const mb_joint_model* jm) {
   for (int k = 0; k < jm->aux->nfterm; k++)
     if (tree_joint_read(jm, k) >= 0) return 1;

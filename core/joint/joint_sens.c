@@ -52,7 +52,7 @@ typedef struct joint_sens {
      imposed rows' lambda + kappa, the Hessian of Phi^T lam_all (natural system pattern), the
      explicit terms E (nq x p), scratch */
   int tree_reactions;
-  double *lam_all, *hess, *tree_e, *tree_f, *tree_nu, *tree_keep, *tree_g;
+  double *lam_all, *hess, *tree_e, *tree_f, *tree_nu, *tree_g;
 } joint_sens;
 
 static void joint_sens_free(joint_sens* js) {
@@ -75,10 +75,6 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   const mb_tree* t = jm->tree;
   const size_t nz = jm->nz, nc = jm->ncon, nq = jm->aux->nq, np = p > 0 ? p : 1;
   js->nz = (int)nz, js->nt = t->nz, js->nc = (int)nc, js->nq = (int)nq;
-  if (p > 0) {
-    const mb_status st = mb_joint_reactions_gradients(jm, err);
-    if (st != MB_OK) return st;
-  }
   js->ws = sens_create(desc, jm->aux, p, err);
   if (!js->ws) return err && err->status != MB_OK ? err->status : MB_ERR_MEMORY;
   js->tg = mb_joint_tangent_create(jm, jd);
@@ -101,9 +97,9 @@ static mb_status joint_sens_init(joint_sens* js, const mb_desc* desc, const mb_j
   js->tree_reactions = p > 0 && mb_joint_reads_tree_multipliers(jm);
   if (js->tree_reactions) {
     const size_t ncon = jm->aux->ncon, nsys = jm->aux->structure->sys->nnz;
-    const size_t tsize[] = {ncon, nsys, nq * np, nq, nq, ncon, ncon};
-    double** tfields[] = {&js->lam_all, &js->hess,      &js->tree_e, &js->tree_f,
-                          &js->tree_nu, &js->tree_keep, &js->tree_g};
+    const size_t tsize[] = {ncon, nsys, nq * np, nq, nq, ncon};
+    double** tfields[] = {&js->lam_all, &js->hess,    &js->tree_e,
+                          &js->tree_f,  &js->tree_nu, &js->tree_g};
     if (!mbu_alloc_arrays(sizeof tsize / sizeof *tsize, tsize, tfields, 1))
       return mb_error_set(err, MB_ERR_MEMORY, "joint sensitivities: out of memory");
   }
@@ -293,15 +289,28 @@ static void tree_state(joint_sens* js) {
   for (int i = 0; i < js->jm->nrow; i++) js->lam_all[js->jm->row[i]] += da->kappa[js->jm->row[i]];
   memset(js->hess, 0, (size_t)aux->structure->sys->nnz * sizeof(double));
   mb_constraints_add_hessian(aux, da, js->lam_all, 1, js->hess);
-  /* E at lam_all, the multipliers the recovery reads */
-  memcpy(js->tree_keep, da->lambda, ncon * sizeof(double));
-  memcpy(da->lambda, js->lam_all, ncon * sizeof(double));
+  /* E with the constraints' terms at lam_all, the multipliers the recovery reads, and the
+     friction's at lambda, the cut joints' multipliers the forces read */
   for (int k = 0; k < js->p; k++) {
     double* e = js->tree_e + k * nq;
     memset(e, 0, nq * sizeof(double));
-    if (sens_active(js->ws, k, da->t)) sens_explicit_dynamics(aux, da, js->ws, k, e, js->tree_g);
+    if (sens_active(js->ws, k, da->t))
+      sens_explicit_dynamics_with(aux, da, js->ws, k, js->lam_all, e, js->tree_g);
   }
-  memcpy(da->lambda, js->tree_keep, ncon * sizeof(double));
+  if (js->couple.n > 0) {
+    sens_point* pt = &js->ws->pt;
+    pt->d = da;
+    sens_friction_linearise(aux, pt);
+  }
+}
+
+/* c_a = dF_a/dlambda . lam for each rate a of the joints' friction (linearised in js->ws->pt),
+   lam (nc) on the imposed rows, the only rows whose multipliers the friction reads */
+static double friction_rate_change(const joint_sens* js, int a, const double* lam) {
+  const double* dlam = js->ws->pt.fric.dlam + (size_t)a * js->aux->ncon;
+  double c = 0;
+  for (int i = 0; i < js->jm->nrow; i++) c += dlam[js->jm->row[i]] * lam[i];
+  return c;
 }
 
 /* The tree's multiplier sensitivities into js->ws->lamr (their kappa share zero) at the state of
@@ -324,6 +333,14 @@ static mb_status tree_sensitivities(joint_sens* js, mb_error* err) {
     mb_mass_mul(aux, ws->qddr + k * nq, -1, f);
     mb_joint_imposed_reactions(jm, da, js->lamr + k * nc, -1, f);
     mb_joint_imposed_reactions(jm, da, js->s2 + k * nc, -1, f);
+    /* the friction, -sum_a F_a g_a: its stiffness at fixed multipliers, and F_a through the cut
+       joints' lambda (its damping is in C) */
+    sens_friction_stiffness_mul(aux, &ws->pt, ws->qr + k * nq, 0, -1, f);
+    for (int a = 0; a < js->couple.n; a++) {
+      const double c = friction_rate_change(js, a, js->lamr + k * nc);
+      const double* g = ws->pt.fric.g + (size_t)a * nq;
+      for (size_t i = 0; c != 0 && i < nq; i++) f[i] -= c * g[i];
+    }
     const mb_status st = mb_joint_tree_multipliers(jm, js->jd, f, ws->lamr + k * ncon, err);
     if (st != MB_OK) return st;
     for (int r = 0; r < jm->react_row_adr[jm->tree->nbody]; r++)
@@ -334,8 +351,10 @@ static mb_status tree_sensitivities(joint_sens* js, mb_error* err) {
 
 /* The transpose of tree_sensitivities for one functional term, whose partials are ws->gq, gqd,
    gqdd and ws->glam (of the natural multipliers): the tree rows' partials move to the natural
-   state's and the imposed rows', and grad (p) += weight times their explicit terms. */
-static mb_status tree_adjoint(joint_sens* js, double weight, double* grad, mb_error* err) {
+   state's and the imposed rows' (lambda + kappa, and through the friction lambda alone: into
+   lam_bar, nc), and grad (p) += weight times their explicit terms. */
+static mb_status tree_adjoint(joint_sens* js, double weight, double* lam_bar, double* grad,
+                              mb_error* err) {
   const mb_joint_model* jm = js->jm;
   const mb_model* aux = js->aux;
   const mb_data* da = js->da;
@@ -347,7 +366,13 @@ static mb_status tree_adjoint(joint_sens* js, double weight, double* grad, mb_er
   if (st != MB_OK) return st;
   mb_spmv_t(sys, da->stiff, nu, -1, gq);
   mb_spmv_t(sys, js->hess, nu, -1, gq);
+  sens_friction_stiffness_mul(aux, &ws->pt, nu, 1, -1, gq);
   mb_spmv_t(sys, da->damp, nu, -1, gqd);
+  for (int a = 0; a < js->couple.n; a++) {
+    const double c = mbu_dot(nq, ws->pt.fric.g + (size_t)a * nq, nu);
+    const double* dlam = ws->pt.fric.dlam + (size_t)a * aux->ncon;
+    for (int i = 0; c != 0 && i < jm->nrow; i++) lam_bar[i] -= weight * c * dlam[jm->row[i]];
+  }
   mb_mass_mul(aux, nu, -1, gqdd);
   for (int i = 0; i < jm->nrow; i++)
     ws->glam[jm->row[i]] -= mb_rows_dot(&aux->structure->phiq, jm->row[i], da->phiq, nu, 0);
@@ -845,10 +870,11 @@ static void record(joint_sens* js, double* rec, int save) {
 }
 
 /* mu (3 nz: position, rate, acceleration adjoints of functional f) += weight d g_f/d(z, zd, zdd)
-   at the projected state, lbar (nc) += weight d g_f/d(lambda + kappa) on the imposed rows, and
-   grad (p) += weight times g_f's explicit parameter derivatives. */
+   at the projected state, lbar (nc) += weight d g_f/d(lambda + kappa) on the imposed rows (lam_bar
+   += that through lambda alone: the tree's reactions' through the friction), and grad (p) +=
+   weight times g_f's explicit parameter derivatives. */
 static mb_status functional_adjoint(joint_sens* js, int f, int final, double weight, double* mu,
-                                    double* lbar, double* grad, mb_error* err) {
+                                    double* lbar, double* lam_bar, double* grad, mb_error* err) {
   const mb_model* aux = js->aux;
   mb_joint_tangent* tg = js->tg;
   sens_ws* ws = js->ws;
@@ -857,7 +883,7 @@ static mb_status functional_adjoint(joint_sens* js, int f, int final, double wei
   mbd_functional_partials(aux, js->da, f, final, gq, gqd, gqdd);
   const int reads = ws->reads_lambda && mbd_functional_lambda(aux, js->da, f, final, ws->glam) > 0;
   if (reads && js->tree_reactions) {
-    const mb_status st = tree_adjoint(js, weight, grad, err);
+    const mb_status st = tree_adjoint(js, weight, lam_bar, grad, err);
     if (st != MB_OK) return st;
   }
   columns_t_mul(js, tg->R, gq, weight, mu);
@@ -1003,7 +1029,7 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
   terms = malloc(3 * (nzs + nc) * np * sizeof(double) + 1);
   x0 = malloc(3 * nzs * np * sizeof(double) + 1);
-  mu = calloc((5 * nzs + nc) * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
+  mu = calloc((5 * nzs + 2 * nc) * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
   if (!terms || !x0 || !mu) {
     st =
         mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
@@ -1030,7 +1056,10 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
      ends */
   double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
   double *r2 = g1 + nc * np, *g2 = r2 + nzs * np;
-  double *ms = mu + 3 * nzs * nf, *lbar = ms + 2 * nzs * nf, *scratch = lbar + (size_t)nc * nf;
+  /* lbar: the adjoints of the imposed rows' lambda + kappa; lam_bar: of their lambda alone,
+     which the tree's reactions read through the friction */
+  double *ms = mu + 3 * nzs * nf, *lbar = ms + 2 * nzs * nf, *lam_bar = lbar + (size_t)nc * nf;
+  double* scratch = lam_bar + (size_t)nc * nf;
   /* a transposed product costs about two columns of its matrix: with few coordinates for the
      functionals, the matrices (scripts/bench-compare.sh: the five-bar, 4 coordinates and 3
      functionals, 0.84x with products) */
@@ -1062,16 +1091,19 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
     const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
     for (int f = 0; f < nf; f++) {
       double *m = mu + 3 * nzs * f, *lf = lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;
-      if (weight != 0 && (st = functional_adjoint(&js, f, 0, weight, m, lf, gf, err)) != MB_OK)
+      double* lo = lam_bar + (size_t)nc * f;
+      if (weight != 0 && (st = functional_adjoint(&js, f, 0, weight, m, lf, lo, gf, err)) != MB_OK)
         goto done;
       if (n == nstep && tp.ends[i] &&
-          (st = functional_adjoint(&js, f, 1, 1, m, lf, gf, err)) != MB_OK)
+          (st = functional_adjoint(&js, f, 1, 1, m, lf, lo, gf, err)) != MB_OK)
         goto done;
-      /* the initial state's: its sensitivities, the assembly's multipliers' among them */
+      /* the initial state's: its sensitivities, the assembly's multipliers' among them (its
+         kappa is zero) */
       for (int k = 0; k < p && i == 0; k++) {
         for (int l = 0; l < 3; l++)
           gf[k] += mbu_dot(nz, m + l * nz, x0 + (size_t)l * np * nzs + (size_t)k * nzs);
-        gf[k] += mbu_dot(nc, lf, js.lamr + (size_t)k * nc);
+        gf[k] +=
+            mbu_dot(nc, lf, js.lamr + (size_t)k * nc) + mbu_dot(nc, lo, js.lamr + (size_t)k * nc);
       }
     }
     if (i == 0) continue;
@@ -1081,9 +1113,14 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
       if (stage == 2 && (st = dynamic_point(&js, matrices, r0, g0, err)) != MB_OK) goto done;
       const double* r = stage == 0 ? r2 : stage == 1 ? r1 : r0;
       const double* g = stage == 0 ? g2 : stage == 1 ? g1 : g0;
-      for (int f = 0; f < nf; f++)
-        adjoint_stage(&js, stage, matrices, r, g, mu + 3 * nzs * f, ms + 2 * nzs * f,
-                      lbar + (size_t)nc * f, grad + (size_t)f * p, scratch);
+      for (int f = 0; f < nf; f++) {
+        /* lambda's own adjoint joins the tangent linear model's, past the acceleration
+           projection's kappa */
+        double *lf = lbar + (size_t)nc * f, *lo = lam_bar + (size_t)nc * f;
+        for (int i = 0; stage == 2 && i < nc; i++) lf[i] += lo[i], lo[i] = 0;
+        adjoint_stage(&js, stage, matrices, r, g, mu + 3 * nzs * f, ms + 2 * nzs * f, lf,
+                      grad + (size_t)f * p, scratch);
+      }
     }
   }
 

@@ -458,6 +458,11 @@ static void constraint_terms(const mb_model* m, const mb_data* d, sens_ws* ws, i
 
 void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, double* r,
                             double* g) {
+  sens_explicit_dynamics_with(m, d, ws, k, d->lambda, r, g);
+}
+
+void sens_explicit_dynamics_with(const mb_model* m, mb_data* d, sens_ws* ws, int k,
+                                 const double* mult, double* r, double* g) {
   mbd_forces_param(m, ws->dm[k], d, ws->force_dep + (size_t)k * m->nforce, r);
   /* friction: Q = -sum_a F_a g_a, with F_a and g_a through the parameter at fixed state and
      multipliers */
@@ -473,7 +478,7 @@ void sens_explicit_dynamics(const mb_model* m, mb_data* d, sens_ws* ws, int k, d
     }
   }
   if (ws->mass_dep[k]) mb_mass_mul(ws->dm[k], d->qdd, -1, r);
-  constraint_terms(m, d, ws, k, 0, d->lambda, r, g);
+  constraint_terms(m, d, ws, k, 0, mult, r, g);
 }
 
 void sens_explicit_projection(const mb_model* m, mb_data* d, sens_ws* ws, int k, int level,
