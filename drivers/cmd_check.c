@@ -27,8 +27,11 @@ static void check_help(FILE* out) {
           "zero but for round-off (a symmetric vehicle's roll on a straight road) pass. An\n"
           "entry that fails is differenced again at 1/10 and then 1/100 of its step (a feature\n"
           "narrower than the step, as a tyre's contact, spoils the differences) and passes\n"
-          "there only by the relative tolerance; the table marks it. Prints the method\n"
-          "checked and why; exits with 1 when an entry fails.\n\n"
+          "there only by the relative tolerance; the table marks it. One that comes within\n"
+          "that smaller step's noise alone still fails, and the table says so with that\n"
+          "step's difference: psi is not smooth at the step (stick-slip), and --fd-step\n"
+          "differences every entry there. Prints the method checked and why; exits with 1\n"
+          "when an entry fails.\n\n"
           "Options:\n"
           "  --fd-step E       relative finite-difference step h_k = E |rho_k| (default 1e-3)\n"
           "  --fd-abs A        step of parameters whose value is 0 (default 1e-5)\n"
@@ -158,6 +161,9 @@ int cmd_check(int argc, char** argv) {
   double *psi = NULL, *grad = NULL, *fd = NULL, *plus = NULL, *minus = NULL, *noise = NULL;
   double *step = NULL, *nominal = NULL, *base = NULL, *diffs = NULL, *scale = NULL;
   int* refined = NULL; /* per entry: the divisor of the step it passed at, 0 for the step itself */
+  int* noisy = NULL;   /* per failed entry: the divisor of the smallest step whose differences came
+                          within that step's noise (noisy_fd), 0 for none */
+  double* noisy_fd = NULL;
   if ((code = cli_compile(spec, &d, &m)) != CLI_OK) goto done;
   const int p = d.nparam, nf = m->nfunctional;
   if (nf == 0 || p == 0) {
@@ -177,8 +183,10 @@ int cmd_check(int argc, char** argv) {
   diffs = calloc(nf, sizeof(double));
   scale = calloc(nf, sizeof(double));
   refined = calloc((size_t)nf * p, sizeof(int));
+  noisy = calloc((size_t)nf * p, sizeof(int));
+  noisy_fd = calloc((size_t)nf * p, sizeof(double));
   if (!psi || !grad || !fd || !plus || !minus || !noise || !nominal || !step || !base || !diffs ||
-      !scale || !refined) {
+      !scale || !refined || !noisy || !noisy_fd) {
     cli_error("out of memory");
     code = CLI_RUN_FAILED;
     goto done;
@@ -228,7 +236,8 @@ int cmd_check(int argc, char** argv) {
   }
   /* an entry that fails may have met a feature narrower than its step (a tyre's contact, smooth
      over 0.1 mm): its differences again at a tenth and a hundredth of the step, where it passes
-     only by the relative tolerance */
+     only by the relative tolerance (the noise's share grows as the step shrinks); one that comes
+     within that step's noise alone still fails, and the table says so */
   for (int k = 0; k < p && st == MB_OK; k++) {
     for (int divisor = 10; divisor <= 100 && st == MB_OK; divisor *= 10) {
       int failing = 0;
@@ -244,6 +253,8 @@ int cmd_check(int argc, char** argv) {
         if (entry_passes(grad, fd, scale, noise, step, p, f, k, tolerance)) continue;
         if (relative_difference(grad[e], diffs[f], scale[f]) <= tolerance)
           fd[e] = diffs[f], refined[e] = divisor;
+        else if (fabs(grad[e] - diffs[f]) <= divisor * absolute_tolerance(noise, step, f, k))
+          noisy[e] = divisor, noisy_fd[e] = diffs[f];
       }
     }
   }
@@ -255,7 +266,7 @@ int cmd_check(int argc, char** argv) {
 
   /* the table: an entry passes when its relative difference is within the tolerance or its
      absolute difference within what the functional's noise does to the differences */
-  int failed = 0, by_noise = 0, smaller = 0;
+  int failed = 0, by_noise = 0, smaller = 0, noise_limited = 0, finest = 0;
   double worst = 0;
   cJSON* o = json ? cJSON_CreateObject() : NULL;
   cJSON* entries = json ? cJSON_AddArrayToObject(o, "entries") : NULL;
@@ -275,8 +286,10 @@ int cmd_check(int argc, char** argv) {
       const double a = grad[f * p + k], b = fd[f * p + k], r = relative_difference(a, b, scale[f]);
       const double diff = fabs(a - b), abs_tol = absolute_tolerance(noise, step, f, k);
       const int pass = entry_passes(grad, fd, scale, noise, step, p, f, k, tolerance);
-      const int divisor = refined[f * p + k];
+      const int divisor = refined[f * p + k], within = pass ? 0 : noisy[f * p + k];
       failed += !pass;
+      noise_limited += within > 0;
+      finest = within > finest ? within : finest;
       by_noise += pass && r > tolerance;
       smaller += divisor > 0;
       worst = fmax(worst, r);
@@ -291,10 +304,17 @@ int cmd_check(int argc, char** argv) {
         cJSON_AddNumberToObject(e, "absolute_tolerance", abs_tol);
         cJSON_AddNumberToObject(e, "step", divisor ? step[k] / divisor : step[k]);
         cJSON_AddBoolToObject(e, "passed", pass);
+        if (within) {
+          cJSON_AddNumberToObject(e, "within_noise_at_step", step[k] / within);
+          cJSON_AddNumberToObject(e, "finite_difference_there", noisy_fd[f * p + k]);
+        }
         cJSON_AddItemToArray(entries, e);
       } else {
-        char note[32] = "";
+        char note[80] = "";
         if (divisor) snprintf(note, sizeof note, "  (at 1/%d of the step)", divisor);
+        if (within)
+          snprintf(note, sizeof note, "  (at 1/%d of the step %.9g, within its noise)", within,
+                   noisy_fd[f * p + k]);
         printf("%-10s %-12s %16.9g %16.9g %10.2e %10.2e %10.2e%s%s\n", fname, d.param_name[k], a, b,
                r, diff, abs_tol, note, pass ? "" : "  FAIL");
       }
@@ -311,6 +331,7 @@ int cmd_check(int argc, char** argv) {
     cJSON_AddNumberToObject(o, "failed", failed);
     cJSON_AddNumberToObject(o, "passed_by_absolute_tolerance", by_noise);
     cJSON_AddNumberToObject(o, "passed_at_a_smaller_step", smaller);
+    cJSON_AddNumberToObject(o, "failed_within_noise_at_a_smaller_step", noise_limited);
     cJSON_AddBoolToObject(o, "passed", code == CLI_OK);
     cli_print_json(o);
     cJSON_Delete(o);
@@ -322,11 +343,18 @@ int cmd_check(int argc, char** argv) {
         "their absolute tolerance%s, %d failed: %s\n",
         worst, tolerance, by_noise, nf * p, at_smaller, failed,
         code == CLI_OK ? "passed" : "FAILED");
+    if (noise_limited)
+      printf(
+          "%d failed %s the differences at a smaller step within their noise there, not by "
+          "the relative tolerance: psi is not smooth at the differences' step (a stick-slip "
+          "or contact event that moves with the parameter); --fd-step %g differences all "
+          "entries at that step\n",
+          noise_limited, noise_limited == 1 ? "entry meets" : "entries meet", fd_step / finest);
   }
 
 done:
   free(psi), free(grad), free(fd), free(plus), free(minus), free(noise), free(nominal);
-  free(step), free(base), free(diffs), free(scale), free(refined);
+  free(step), free(base), free(diffs), free(scale), free(refined), free(noisy), free(noisy_fd);
   mb_model_free(m);
   mb_desc_free(&d);
   return code;

@@ -205,6 +205,12 @@ mbopt_cli_test(simulate_collar_on_pillar 0 "2 DOF.*status +completed" 0
 # gradients of the control problems against finite differences (1e-4 relative; shortened runs)
 mbopt_cli_test(check_pendulum_pid 0 "passed" 0
   check problems/control/pendulum_pid.json --method forward --t-end 1 --tolerance 1e-4)
+# with joint friction over 1.5 s, stick-slip moves with Kp: its entry fails at the default step
+# and at a tenth of it, and at a hundredth comes within that step's noise alone; the table and
+# the last line say so
+mbopt_cli_test(check_noise_limited_entry 1
+  "Kp .*\\(at 1/100 of the step [0-9.]+, within its noise\\)  FAIL.*1 failed entry meets the differences at a smaller step within their noise there.*--fd-step 1e-05 differences all entries at that step" 0
+  check problems/control/pendulum_pid_friction.json --t-end 1.5)
 # Bricard's mechanism has a redundant constraint: gradients with respect to a link mass and the
 # length of the two links along x, by both methods
 mbopt_check_both(bricard tests/models/iftomm/a04_bricard.json --t-end 2)
