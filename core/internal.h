@@ -643,9 +643,22 @@ mb_status mb_equilibrium(const mb_model* m, mb_data* d, mb_error* err);
    receiving X; rank (may be NULL) at relative threshold 1e-12. MB_ERR_LINALG when LAPACK
    fails. */
 mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int ldb, int* rank);
-/* the same with A row-major and kept */
+/* the same with A row-major and kept; large sparse systems of full row rank take
+   mbu_least_squares_sparse */
 mb_status mbu_least_squares_rows(int rows, int n, int nrhs, const double* A, double* B, int ldb,
                                  int* rank);
+
+/* sparse normal equations (normal.c): the minimum-norm solutions of A X = B (A rows x n,
+   row-major, kept; B column-major with leading dimension ldb, receiving X) by the semi-normal
+   equations, X = A^T Y with (A A^T) Y = B. 0 when solved; 1 when declined, B untouched: A has
+   fewer than 64 rows, more rows than columns, more than 1/8 of its entries nonzero, A A^T more
+   than 16 times as many, a pivot of A A^T below 1e-10 of the largest (a deficient or doubtful
+   rank: cond(A) beyond about 1e5), or a residual that refinement does not bring to round-off. */
+int mbu_least_squares_sparse(int rows, int n, int nrhs, const double* A, double* B, int ldb);
+/* 1 when A (rows x n, row-major, of the kind mbu_least_squares_sparse takes) certainly has full
+   row rank, every singular value above 1e-6 of the largest; 0 when that is not certain (an SVD
+   then decides). */
+int mbu_full_row_rank(int rows, int n, const double* A);
 
 /* The singular values (min(rows, n)) into s and, unless NULL, the left singular vectors (rows x
    rows, column-major) into U and the transposed right ones (n x n, column-major) into VT of A

@@ -2,12 +2,14 @@
    lookups, sparse products, and every factorisation method (dense LU and Cholesky, block LU and
    block LDL^T, KLU and LDL) solving A x = b and A^T x = b on random block-sparse matrices of
    block sizes 1, 2 and 3, with the solution checked by its residual and against Gaussian
-   elimination with partial pivoting of the dense copy; then the solver choice of a model:
-   the same simulation and gradients whichever method factorises. */
+   elimination with partial pivoting of the dense copy; the sparse minimum-norm least squares
+   and full-rank certificate against LAPACK's SVD; then the solver choice of a model: the same
+   simulation and gradients whichever method factorises. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "linalg.h"
 #include "mbopt/sensitivity.h"
 #include "structure.h"
@@ -376,10 +378,117 @@ static void check_model_solvers(mbt_tally* t, const char* path, double t_end, do
   mb_desc_free(&d);
 }
 
+/* A random sparse system (rows x n, row-major): `per_row` entries in random columns of each row,
+   and in row i column i, so that square systems have a dominant diagonal. */
+static void sparse_system(int rows, int n, int per_row, unsigned* seed, double* A) {
+  memset(A, 0, sizeof(double) * (size_t)rows * n);
+  for (int i = 0; i < rows; i++) {
+    for (int k = 0; k < per_row; k++) {
+      const int j = (int)((mbt_uniform(seed) + 1) / 2 * n) % n;
+      A[(size_t)i * n + j] = mbt_uniform(seed);
+    }
+    A[(size_t)i * n + i % n] = 4;
+  }
+}
+
+/* One case of the sparse least squares: whether it solves or declines (expect_taken), and its
+   solutions, or those of mbu_least_squares_rows that then falls back to the SVD, against
+   LAPACK's minimum-norm solutions of the same system (dgelsd, by mbu_least_squares). */
+static void least_squares_case(mbt_tally* t, const char* name, int rows, int n, int nrhs,
+                               const double* A, int expect_taken, unsigned* seed) {
+  const int ld = rows > n ? rows : n;
+  double* B = calloc((size_t)ld * nrhs, sizeof(double));
+  double* X = calloc((size_t)ld * nrhs, sizeof(double));
+  double* ref = calloc((size_t)ld * nrhs, sizeof(double));
+  double* cols = calloc((size_t)rows * n, sizeof(double));
+  /* right-hand sides in the range of A, so that a rank-deficient system is consistent */
+  for (int c = 0; c < nrhs; c++)
+    for (int j = 0; j < n; j++) {
+      const double x = mbt_uniform(seed);
+      for (int i = 0; i < rows; i++) B[(size_t)c * ld + i] += A[(size_t)i * n + j] * x;
+    }
+  memcpy(X, B, sizeof(double) * (size_t)ld * nrhs);
+  memcpy(ref, B, sizeof(double) * (size_t)ld * nrhs);
+  const int taken = mbu_least_squares_sparse(rows, n, nrhs, A, X, ld) == 0;
+  char what[160];
+  snprintf(what, sizeof what, "least squares %s: semi-normal equations %s", name,
+           expect_taken ? "solve it" : "decline it");
+  mbt_check(t, taken == expect_taken, what, taken, expect_taken);
+  if (!taken) {
+    const int untouched = memcmp(X, B, sizeof(double) * (size_t)ld * nrhs) == 0;
+    snprintf(what, sizeof what, "least squares %s: declined, the right-hand sides untouched", name);
+    mbt_check(t, untouched, what, !untouched, 0);
+    mbu_least_squares_rows(rows, n, nrhs, A, X, ld, NULL);
+  }
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+  mbu_least_squares(rows, n, nrhs, cols, ref, ld, NULL);
+  double worst = 0, scale = 0;
+  for (int c = 0; c < nrhs; c++)
+    for (int j = 0; j < n; j++) {
+      worst = fmax(worst, fabs(X[(size_t)c * ld + j] - ref[(size_t)c * ld + j]));
+      scale = fmax(scale, fabs(ref[(size_t)c * ld + j]));
+    }
+  mbt_check_scaled(t, worst, scale, 1e-12, "least squares %s: against LAPACK's dgelsd", name);
+  free(B), free(X), free(ref), free(cols);
+}
+
+/* The full-rank certificate against the singular values of LAPACK's SVD: a claim only where
+   they are all above 1e-6 of the largest, and the claim expected of the case. */
+static void full_rank_case(mbt_tally* t, const char* name, int rows, int n, const double* A,
+                           int expect_certified) {
+  double* cols = malloc(sizeof(double) * (size_t)rows * n);
+  double* sv = malloc(sizeof(double) * (size_t)rows);
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+  mbu_svd(rows, n, cols, sv, NULL, NULL);
+  const double spread = sv[rows - 1] / sv[0];
+  const int certified = mbu_full_row_rank(rows, n, A);
+  char what[160];
+  snprintf(what, sizeof what, "full row rank %s: %s (smallest/largest singular value)", name,
+           expect_certified ? "certified" : "not certified");
+  mbt_check(t, certified == expect_certified && (!certified || spread > 1e-6), what, spread, 1e-6);
+  free(cols), free(sv);
+}
+
+static void check_least_squares(mbt_tally* t, unsigned* seed) {
+  const int rows = 120, n = 150;
+  double* A = malloc(sizeof(double) * (size_t)n * n);
+  sparse_system(rows, n, 5, seed, A);
+  least_squares_case(t, "120 x 150, sparse", rows, n, 3, A, 1, seed);
+  full_rank_case(t, "120 x 150, sparse", rows, n, A, 1);
+  /* a row scaled by 1e-8: its singular value below 1e-6 of the largest */
+  for (int j = 0; j < n; j++) A[(size_t)9 * n + j] *= 1e-8;
+  full_rank_case(t, "120 x 150, a row scaled by 1e-8", rows, n, A, 0);
+  for (int j = 0; j < n; j++) A[(size_t)9 * n + j] *= 1e8;
+  /* rows of very different sizes: cond(A) about 1e3, still taken and to round-off */
+  for (int j = 0; j < n; j++) A[(size_t)7 * n + j] *= 1e-3;
+  least_squares_case(t, "120 x 150, a row scaled by 1e-3", rows, n, 2, A, 1, seed);
+  /* a row the sum of two others: rank 119, the SVD's */
+  sparse_system(rows, n, 5, seed, A);
+  for (int j = 0; j < n; j++) A[(size_t)(rows - 1) * n + j] = A[(size_t)3 * n + j] + A[5 * n + j];
+  least_squares_case(t, "120 x 150, rank 119", rows, n, 2, A, 0, seed);
+  full_rank_case(t, "120 x 150, rank 119", rows, n, A, 0);
+  sparse_system(n, n, 5, seed, A);
+  least_squares_case(t, "150 x 150, sparse", n, n, 1, A, 1, seed);
+  sparse_system(40, 60, 5, seed, A);
+  least_squares_case(t, "40 x 60, too small", 40, 60, 1, A, 0, seed);
+  sparse_system(rows, n, 40, seed, A);
+  least_squares_case(t, "120 x 150, dense", rows, n, 1, A, 0, seed);
+  /* a column every row shares: A A^T full, 120^2 entries against A's 720 */
+  sparse_system(rows, n, 5, seed, A);
+  for (int i = 0; i < rows; i++) A[(size_t)i * n + n - 1] = 1 + 0.5 * mbt_uniform(seed);
+  least_squares_case(t, "120 x 150, a full column", rows, n, 1, A, 0, seed);
+  sparse_system(n, rows, 5, seed, A);
+  least_squares_case(t, "150 x 120, overdetermined", n, rows, 1, A, 0, seed);
+  free(A);
+}
+
 int main(void) {
   mbt_tally t = {0};
   unsigned seed = 20261122u;
   check_methods(&t, &seed);
+  check_least_squares(&t, &seed);
   check_model_solvers(&t, "problems/fivebar.json", 1, 0, 1e-9, 1e-7);
   check_model_solvers(&t, "problems/slider_crank.json", 0.5, 0, 1e-9, 1e-7);
   /* the buggy before the step, which starts at rest on its suspension: its chassis is started

@@ -1,7 +1,9 @@
-/* Dense least squares and SVD for the initial assembly and its sensitivities, through LAPACK's
+/* Least squares and SVD for the initial assembly and its sensitivities, through LAPACK's
    Fortran interface (dgelsd, dgesvd; the declarations of lapack.h, the routines of OpenBLAS)
    rather than LAPACKE, whose library and the LAPACK it loads cost every run of the program more
-   start-up time than the assembly takes. */
+   start-up time than the assembly takes. Large sparse systems of full row rank take the
+   semi-normal equations of normal.c first, whose sparse factorisation costs a small part of the
+   SVD's. */
 #include <lapack.h>
 #include <stdlib.h>
 
@@ -31,6 +33,10 @@ mb_status mbu_least_squares(int rows, int n, int nrhs, double* A, double* B, int
 
 mb_status mbu_least_squares_rows(int rows, int n, int nrhs, const double* A, double* B, int ldb,
                                  int* rank) {
+  if (mbu_least_squares_sparse(rows, n, nrhs, A, B, ldb) == 0) {
+    if (rank) *rank = rows;
+    return MB_OK;
+  }
   double* cols = malloc(sizeof(double) * (size_t)rows * n + sizeof(double));
   if (!cols) return MB_ERR_MEMORY;
   for (int i = 0; i < rows; i++)

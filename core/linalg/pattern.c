@@ -34,11 +34,27 @@ void mb_pairs_free(mb_pairs* pairs) {
   memset(pairs, 0, sizeof *pairs);
 }
 
-/* by block column, then block row */
-static int by_column(const void* a, const void* b) {
-  const int *x = a, *y = b;
-  if (x[1] != y[1]) return (x[1] > y[1]) - (x[1] < y[1]);
-  return (x[0] > y[0]) - (x[0] < y[0]);
+/* The count pairs ij sorted by block column, then block row (blocks 0 .. nb - 1): two stable
+   counting passes, by row and then by column. A model's patterns hold many times as many pairs
+   as blocks, which a comparison sort made the larger part of compiling it. 0, or -1 when out of
+   memory. */
+static int sort_by_column(int* ij, int count, int nb) {
+  int* tmp = malloc(sizeof(int) * (2 * (size_t)count + (size_t)nb + 2));
+  if (!tmp) return -1;
+  int* start = tmp + 2 * (size_t)count;
+  for (int key = 0; key < 2; key++) {
+    const int* from = key == 0 ? ij : tmp;
+    int* to = key == 0 ? tmp : ij;
+    memset(start, 0, sizeof(int) * ((size_t)nb + 1));
+    for (int k = 0; k < count; k++) start[from[2 * k + key] + 1]++;
+    for (int b = 0; b < nb; b++) start[b + 1] += start[b];
+    for (int k = 0; k < count; k++) {
+      const int d = start[from[2 * k + key]]++;
+      to[2 * d] = from[2 * k], to[2 * d + 1] = from[2 * k + 1];
+    }
+  }
+  free(tmp);
+  return 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -87,7 +103,10 @@ mb_pattern* mb_pattern_create(int nb, int bs, const mb_pairs* pairs) {
   if (!ij) return NULL;
   if (pairs->count) memcpy(ij, pairs->ij, sizeof(int) * 2 * (size_t)pairs->count);
   for (int I = 0; I < nb; I++) ij[2 * (pairs->count + I)] = ij[2 * (pairs->count + I) + 1] = I;
-  qsort(ij, (size_t)count, 2 * sizeof(int), by_column);
+  if (sort_by_column(ij, count, nb)) {
+    free(ij);
+    return NULL;
+  }
   int unique = 0;
   for (int k = 0; k < count; k++)
     if (k == 0 || ij[2 * k] != ij[2 * k - 2] || ij[2 * k + 1] != ij[2 * k - 1]) unique++;

@@ -253,6 +253,7 @@ static mb_status check_redundancy(const mb_model* m, mb_data* d, double* J, mb_e
   if (nc == 0) return MB_OK;
   mb_constraints(m, d);
   mb_rows_to_dense(&m->structure->phiq, d->phiq, J);
+  if (mbu_full_row_rank(nc, nq, J)) return MB_OK; /* no dependence: the SVD would find none */
   const int nsv = nc < nq ? nc : nq;
   double* s = malloc(sizeof(double) *
                      ((size_t)nsv + 1 + (size_t)nc * nc + (size_t)nc * nq + (size_t)nq * nq));
