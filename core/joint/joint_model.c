@@ -320,16 +320,6 @@ static double row_eval(const mb_joint_model* jm, mb_joint_data* jd, int i, int g
                      rate);
 }
 
-/* x . the gradient of row i in the scatter row, which is cleared. */
-static double row_dot(const mb_joint_model* jm, mb_joint_data* jd, int i, const double* x) {
-  const mb_rows* rows = &jm->aux->structure->phiq;
-  double* g = jd->aux->scatter;
-  double v = 0;
-  for (int k = rows->rowptr[jm->row[i]]; k < rows->rowptr[jm->row[i] + 1]; k++)
-    v += g[rows->col[k]] * x[rows->col[k]], g[rows->col[k]] = 0;
-  return v;
-}
-
 /* Whether needed coordinates n and m move with the same joint coordinates: paths of one length
    ending at the same coordinate are one body's path (or of bodies welded to it). */
 static int same_path(const mb_joint_model* jm, int n, int m) {
@@ -455,11 +445,13 @@ void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
   /* the natural accelerations of zdd = 0, Rdot zd: their share of d2Phi/dt2 */
   double* bias = jd->work;
   mb_tree_natural_accelerations(jd->st, jm->aux, jm->nneed_elem, jm->need_elem, bias);
+  /* the rows' gradients those positions gathered (mb_joint_positions) */
+  const mb_rows* rows = &jm->aux->structure->phiq;
   for (int i = 0; i < jm->nrow; i++) {
     double rate[2];
-    row_eval(jm, jd, i, 1, jd->aux->qd, rate);
+    row_eval(jm, jd, i, 0, jd->aux->qd, rate);
     jd->phit[i] = rate[0];
-    jd->phidd_rhs[i] = row_dot(jm, jd, i, bias) + rate[1];
+    jd->phidd_rhs[i] = mb_rows_dot(rows, jm->row[i], jd->aux->phiq, bias, 0) + rate[1];
   }
   for (int n = 0; n < t->nnorm; n++) {
     const double* ed = jd->zd + t->normadr[n];
@@ -471,8 +463,9 @@ void mb_joint_constraint_rates(const mb_joint_model* jm, mb_joint_data* jd) {
 
 void mb_joint_constraint_time(const mb_joint_model* jm, mb_joint_data* jd) {
   for (int i = 0; i < jm->nrow; i++) {
-    double rate[2];
-    row_eval(jm, jd, i, 0, jd->aux->qd, rate);
+    double rate[2] = {0, 0};
+    /* only a driver's target moves with time */
+    if (jm->aux->con_func[jm->row[i]] >= 0) row_eval(jm, jd, i, 0, jd->aux->qd, rate);
     jd->phit[i] = rate[0];
   }
   for (int n = 0; n < jm->tree->nnorm; n++) jd->phit[jm->nrow + n] = 0;
