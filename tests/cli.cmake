@@ -318,9 +318,11 @@ mbopt_check_both(joint_reactions_spatial tests/models/ok/reactions_spatial.json 
   --t-end 0.5)
 # with joint friction, whose forces read the cut joints' multipliers: the tree joints' reactions
 # (the mount's carries the socket's friction torque) through the friction's stiffness and its
-# coupling to those multipliers, both methods against differences
+# coupling to those multipliers, both methods against differences (at 1e-4: the differences of the
+# viscous coefficient cv move by 2e-5 of the mount load's entry with the rounding of the motion,
+# whose stick-slip moves with it, while the analytic entry keeps its nine digits)
 mbopt_check_both(joint_friction_tree_reactions tests/models/ok/friction_ball_mount.json
-  --formulation joint)
+  --formulation joint --tolerance 1e-4)
 # joint friction in joint coordinates: its joints are cut, their multipliers the reactions its
 # law reads; the natural formulation has psi = 82.3046 (within 1e-3 of each other). Gradients by
 # both methods against differences, on the planar, spatial and spherical joints' friction and the

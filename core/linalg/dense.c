@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../linalg.h"
+#include "internal.h"
 
 /* The symbolic part: the pattern and the elimination order. */
 typedef struct dense_symbolic {
@@ -21,7 +22,7 @@ typedef struct dense {
   const mb_pattern* p;
   int n;
   const int *order, *place; /* the symbolic part's */
-  double* x;     /* (n) a right-hand side in elimination order */
+  double* x;                /* (n) a right-hand side in elimination order */
   double* a;     /* (n x n) column-major factors of the matrix permuted to elimination order */
   double* rdiag; /* (n) reciprocals of the diagonal of U or L: solves multiply, not divide */
   int* piv;      /* (n) LU: row swapped with row k at step k */
@@ -144,90 +145,67 @@ static void swap_rows(int n, int nrhs, double* B, int k, int p) {
   }
 }
 
-static void lu_solve_multi(const dense* f, int transpose, int nrhs, double* B) {
+/* A^T x = b, one column: the factors' columns are the rows of U^T and L^T, so each unknown is a
+   dot product (mbu_dot's partial sums), column by column for several right-hand sides too */
+static void lu_solve_transposed(const dense* f, double* x) {
+  const int n = f->n;
+  const double* a = f->a;
+  for (int k = 0; k < n; k++) x[k] = (x[k] - mbu_dot(k, a + (size_t)k * n, x)) * f->rdiag[k];
+  for (int k = n - 1; k >= 0; k--) x[k] -= mbu_dot(n - k - 1, a + (size_t)k * n + k + 1, x + k + 1);
+  for (int k = n - 1; k >= 0; k--)
+    if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
+}
+
+static void lu_solve_multi(const dense* f, int nrhs, double* B) {
   const int n = f->n;
   const double* a = f->a;
   double xk[MULTI];
-  if (!transpose) {
-    for (int k = 0; k < n; k++)
-      if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
-    for (int k = 0; k < n; k++) {
-      const double* ck = a + (size_t)k * n;
-      for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
-      for (int i = k + 1; i < n; i++)
-        for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
-    }
-    for (int k = n - 1; k >= 0; k--) {
-      const double* ck = a + (size_t)k * n;
-      for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k] *= f->rdiag[k];
-      for (int i = 0; i < k; i++)
-        for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
-    }
-    return;
-  }
+  for (int k = 0; k < n; k++)
+    if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
   for (int k = 0; k < n; k++) {
     const double* ck = a + (size_t)k * n;
     for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
-    for (int i = 0; i < k; i++)
-      for (int c = 0; c < nrhs; c++) xk[c] -= ck[i] * B[(size_t)c * n + i];
-    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c] * f->rdiag[k];
+    for (int i = k + 1; i < n; i++)
+      for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
   }
   for (int k = n - 1; k >= 0; k--) {
     const double* ck = a + (size_t)k * n;
-    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
-    for (int i = k + 1; i < n; i++)
-      for (int c = 0; c < nrhs; c++) xk[c] -= ck[i] * B[(size_t)c * n + i];
-    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c];
+    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k] *= f->rdiag[k];
+    for (int i = 0; i < k; i++)
+      for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= ck[i] * xk[c];
   }
-  for (int k = n - 1; k >= 0; k--)
-    if (f->piv[k] != k) swap_rows(n, nrhs, B, k, f->piv[k]);
 }
 
 /* one right-hand side: the loops over columns of the factors unit-stride, the same operations in
    the same order as lu_solve_multi's */
-static void lu_solve_one(const dense* f, int transpose, double* restrict x) {
+static void lu_solve_one(const dense* f, double* restrict x) {
   const int n = f->n;
   const double* a = f->a;
-  if (!transpose) {
-    for (int k = 0; k < n; k++)
-      if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
-    for (int k = 0; k < n; k++) {
-      const double* restrict ck = a + (size_t)k * n;
-      const double xk = x[k];
-      for (int i = k + 1; i < n; i++) x[i] -= ck[i] * xk;
-    }
-    for (int k = n - 1; k >= 0; k--) {
-      const double* restrict ck = a + (size_t)k * n;
-      const double xk = x[k] *= f->rdiag[k];
-      for (int i = 0; i < k; i++) x[i] -= ck[i] * xk;
-    }
-    return;
-  }
+  for (int k = 0; k < n; k++)
+    if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
   for (int k = 0; k < n; k++) {
     const double* restrict ck = a + (size_t)k * n;
-    double xk = x[k];
-    for (int i = 0; i < k; i++) xk -= ck[i] * x[i];
-    x[k] = xk * f->rdiag[k];
+    const double xk = x[k];
+    for (int i = k + 1; i < n; i++) x[i] -= ck[i] * xk;
   }
   for (int k = n - 1; k >= 0; k--) {
     const double* restrict ck = a + (size_t)k * n;
-    double xk = x[k];
-    for (int i = k + 1; i < n; i++) xk -= ck[i] * x[i];
-    x[k] = xk;
+    const double xk = x[k] *= f->rdiag[k];
+    for (int i = 0; i < k; i++) x[i] -= ck[i] * xk;
   }
-  for (int k = n - 1; k >= 0; k--)
-    if (f->piv[k] != k) swap_rows(n, 1, x, k, f->piv[k]);
 }
 
 /* P A = L U: A x = b is L U x = P b; A^T x = b is U^T L^T (P x) = b */
 static void lu_solve(void* numeric, int transpose, int nrhs, double* B) {
   const dense* f = numeric;
   permute_columns(f, 1, nrhs, B);
-  if (nrhs == 1)
-    lu_solve_one(f, transpose, B);
+  if (transpose)
+    for (int c = 0; c < nrhs; c++) lu_solve_transposed(f, B + (size_t)c * f->n);
+  else if (nrhs == 1)
+    lu_solve_one(f, B);
   else
     for (int c = 0; c < nrhs; c += MULTI)
-      lu_solve_multi(f, transpose, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
+      lu_solve_multi(f, nrhs - c < MULTI ? nrhs - c : MULTI, B + (size_t)c * f->n);
   permute_columns(f, 0, nrhs, B);
 }
 
@@ -254,6 +232,14 @@ static int cholesky_factor(void* numeric, const double* A) {
   return 0;
 }
 
+/* L^T x = y, one column: each unknown a dot product with L's column (mbu_dot's partial sums), for
+   several right-hand sides too */
+static void cholesky_backward(const dense* f, double* x) {
+  const int n = f->n;
+  for (int k = n - 1; k >= 0; k--)
+    x[k] = (x[k] - mbu_dot(n - k - 1, f->a + (size_t)k * n + k + 1, x + k + 1)) * f->rdiag[k];
+}
+
 static void cholesky_solve_multi(const dense* f, int nrhs, double* B) {
   const int n = f->n;
   const double* a = f->a;
@@ -266,15 +252,7 @@ static void cholesky_solve_multi(const dense* f, int nrhs, double* B) {
       for (int c = 0; c < nrhs; c++) B[(size_t)c * n + i] -= aik * xk[c];
     }
   }
-  for (int k = n - 1; k >= 0; k--) {
-    const double* ck = a + (size_t)k * n;
-    for (int c = 0; c < nrhs; c++) xk[c] = B[(size_t)c * n + k];
-    for (int i = k + 1; i < n; i++) {
-      const double aik = ck[i];
-      for (int c = 0; c < nrhs; c++) xk[c] -= aik * B[(size_t)c * n + i];
-    }
-    for (int c = 0; c < nrhs; c++) B[(size_t)c * n + k] = xk[c] * f->rdiag[k];
-  }
+  for (int c = 0; c < nrhs; c++) cholesky_backward(f, B + (size_t)c * n);
 }
 
 /* one right-hand side: the loops over columns of L unit-stride, the same operations in the same
@@ -286,12 +264,7 @@ static void cholesky_solve_one(const dense* f, double* restrict x) {
     const double xk = x[k] *= f->rdiag[k];
     for (int i = k + 1; i < n; i++) x[i] -= ck[i] * xk;
   }
-  for (int k = n - 1; k >= 0; k--) {
-    const double* restrict ck = f->a + (size_t)k * n;
-    double xk = x[k];
-    for (int i = k + 1; i < n; i++) xk -= ck[i] * x[i];
-    x[k] = xk * f->rdiag[k];
-  }
+  cholesky_backward(f, x);
 }
 
 static void cholesky_solve(void* numeric, int transpose, int nrhs, double* B) {
@@ -311,5 +284,5 @@ const mb_solver_method mb_dense_lu = {
     lu_solve,   dense_free};
 
 const mb_solver_method mb_dense_cholesky = {
-    "dense Cholesky", dense_analyze,   dense_analyze_ordered, dense_free_symbolic, dense_create,
-    cholesky_factor,  cholesky_solve, dense_free};
+    "dense Cholesky", dense_analyze,   dense_analyze_ordered, dense_free_symbolic,
+    dense_create,     cholesky_factor, cholesky_solve,        dense_free};

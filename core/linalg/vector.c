@@ -30,12 +30,6 @@ double mbu_norm_inf(int n, const double* x) {
   return nan ? NAN : v0 > v1 ? v0 : v1;
 }
 
-double mbu_dot(int n, const double* x, const double* y) {
-  double s = 0;
-  for (int i = 0; i < n; i++) s += x[i] * y[i];
-  return s;
-}
-
 int mbu_index_max_abs(int n, const double* x) {
   int k = 0;
   for (int i = 1; i < n; i++)
