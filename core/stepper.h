@@ -132,6 +132,8 @@ typedef struct mb_run {
   mb_status (*assemble)(void* ctx, mb_error* err);
   mb_status (*step)(void* ctx, mb_error* err); /* one full step, on sub-steps where it retries */
   double (*driver_power)(void* ctx);           /* lambda^T Phi_t, W */
+  /* the kinetic energy from the formulation's own mass matrix, J; NULL: the natural model's */
+  double (*kinetic_energy)(void* ctx);
 } mb_run;
 
 /* The simulation loop of mb_simulate over a formulation's run: outputs of m, d at the output

@@ -455,9 +455,21 @@ static double run_driver_power(void* ctx) {
   return p;
 }
 
+/* 1/2 zd^T M zd over the tree's coordinates, M of the positions the projections used (the
+   controllers' states carry no physical energy): the natural model's quadratic form over its
+   many more coordinates would cost as much as the projections' solves */
+static double run_kinetic_energy(void* ctx) {
+  const joint_step* c = ctx;
+  const int nt = c->jm->tree->nz, nz = c->jm->nz;
+  const double* zd = c->jd->zd;
+  double T = 0;
+  for (int i = 0; i < nt; i++) T += zd[i] * mbu_dot(nt, c->jd->M + (size_t)i * nz, zd);
+  return 0.5 * T;
+}
+
 mb_status mb_joint_simulate(const mb_joint_model* jm, mb_joint_data* jd, mb_observer obs,
                             void* user, mb_error* err) {
   joint_step c = {jm, jd, NULL, 0, NULL};
-  const mb_run run = {&c, run_assemble, run_step, run_driver_power};
+  const mb_run run = {&c, run_assemble, run_step, run_driver_power, run_kinetic_energy};
   return mb_run_simulation(jm->aux, jd->aux, &run, obs, user, err);
 }

@@ -304,7 +304,8 @@ mb_status mb_step_or_substeps(const mb_model* m, mb_data* d, mb_step_start* star
    and of the drivers (the run's lambda^T Phi_t) integrated by the trapezoidal rule. */
 static void energy_balance(const mb_model* m, mb_data* d, const mb_run* run, int first) {
   double T, Vg, Ve;
-  mb_energy(m, d, &T, &Vg, &Ve);
+  mb_energy(m, d, run->kinetic_energy ? NULL : &T, &Vg, &Ve);
+  if (run->kinetic_energy) T = run->kinetic_energy(run->ctx);
   double E = T + Vg + Ve;
   double power = mb_nonconservative_power(m, d) + run->driver_power(run->ctx);
   mb_report* rep = &d->report;
@@ -385,7 +386,7 @@ mb_status mb_simulate_natural(const mb_model* m, mb_data* d, mb_observer obs, vo
   natural_run c = {.m = m, .d = d};
   if (mb_step_start_init(m, &c.start) != 0)
     return mb_error_set(err, MB_ERR_MEMORY, "simulation: out of memory");
-  const mb_run run = {&c, natural_assemble, natural_run_step, natural_driver_power};
+  const mb_run run = {&c, natural_assemble, natural_run_step, natural_driver_power, NULL};
   const mb_status st = mb_run_simulation(m, d, &run, obs, user, err);
   mb_step_start_free(&c.start);
   return st;
