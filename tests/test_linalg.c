@@ -391,6 +391,12 @@ static void sparse_system(int rows, int n, int per_row, unsigned* seed, double* 
   }
 }
 
+/* cols (rows x n, column-major, LAPACK's layout) = A (row-major) */
+static void column_major(int rows, int n, const double* A, double* cols) {
+  for (int i = 0; i < rows; i++)
+    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+}
+
 /* One case of the sparse least squares: whether it solves or declines (expect_taken), and its
    solutions, or those of mbu_least_squares_rows that then falls back to the SVD, against
    LAPACK's minimum-norm solutions of the same system (dgelsd, by mbu_least_squares). */
@@ -420,8 +426,7 @@ static void least_squares_case(mbt_tally* t, const char* name, int rows, int n, 
     mbt_check(t, untouched, what, !untouched, 0);
     mbu_least_squares_rows(rows, n, nrhs, A, X, ld, NULL);
   }
-  for (int i = 0; i < rows; i++)
-    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+  column_major(rows, n, A, cols);
   mbu_least_squares(rows, n, nrhs, cols, ref, ld, NULL);
   double worst = 0, scale = 0;
   for (int c = 0; c < nrhs; c++)
@@ -439,8 +444,7 @@ static void full_rank_case(mbt_tally* t, const char* name, int rows, int n, cons
                            int expect_certified) {
   double* cols = malloc(sizeof(double) * (size_t)rows * n);
   double* sv = malloc(sizeof(double) * (size_t)rows);
-  for (int i = 0; i < rows; i++)
-    for (int j = 0; j < n; j++) cols[(size_t)j * rows + i] = A[(size_t)i * n + j];
+  column_major(rows, n, A, cols);
   mbu_svd(rows, n, cols, sv, NULL, NULL);
   const double spread = sv[rows - 1] / sv[0];
   const int certified = mbu_full_row_rank(rows, n, A);

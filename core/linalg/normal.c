@@ -19,7 +19,7 @@ enum { NORMAL_MIN_ROWS = 64, NORMAL_DENSITY = 8, NORMAL_FILL = 16 };
 
 /* A A^T = P^T L D L^T P, with A's rows by rows (rp, ci, v). */
 typedef struct normal {
-  int rows, n;
+  int rows;
   int *rp, *ci;       /* (rows + 1), (nnz) */
   double *v, amax;    /* (nnz), the largest |entry| */
   int *P, *Lp, *Li;   /* (rows), (rows + 1), (Lp[rows]) */
@@ -40,7 +40,7 @@ static int normal_factor(normal* f, int rows, int n, const double* A) {
   size_t nnz = 0;
   for (size_t k = 0; k < (size_t)rows * n; k++) nnz += A[k] != 0;
   if (nnz * NORMAL_DENSITY > (size_t)rows * n) return 1;
-  f->rows = rows, f->n = n;
+  f->rows = rows;
   mb_pairs pairs = {0};
   mb_pattern* p = NULL;
   int ok = 0;
