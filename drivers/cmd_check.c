@@ -30,8 +30,8 @@ static void check_help(FILE* out) {
           "there only by the relative tolerance; the table marks it. One that comes within\n"
           "that smaller step's noise alone still fails, and the table says so with that\n"
           "step's difference: psi is not smooth at the step (stick-slip), and --fd-step\n"
-          "differences every entry there. Prints the method checked and why; exits with 1\n"
-          "when an entry fails.\n\n"
+          "(with --fd-abs for parameters at zero) differences every entry there. Prints the\n"
+          "method checked and why; exits with 1 when an entry fails.\n\n"
           "Options:\n"
           "  --fd-step E       relative finite-difference step h_k = E |rho_k| (default 1e-3)\n"
           "  --fd-abs A        step of parameters whose value is 0 (default 1e-5)\n"
@@ -343,13 +343,19 @@ int cmd_check(int argc, char** argv) {
         "their absolute tolerance%s, %d failed: %s\n",
         worst, tolerance, by_noise, nf * p, at_smaller, failed,
         code == CLI_OK ? "passed" : "FAILED");
-    if (noise_limited)
+    if (noise_limited) {
+      /* parameters at zero take their step from --fd-abs: the hint scales both */
+      char abs_step[64] = "";
+      for (int k = 0; k < p && !abs_step[0]; k++)
+        if (base[k] == 0) snprintf(abs_step, sizeof abs_step, " --fd-abs %g", fd_abs / finest);
       printf(
           "%d failed %s the differences at a smaller step within their noise there, not by "
           "the relative tolerance: psi is not smooth at the differences' step (a stick-slip "
-          "or contact event that moves with the parameter); --fd-step %g differences all "
+          "or contact event that moves with the parameter); --fd-step %g%s differences all "
           "entries at that step\n",
-          noise_limited, noise_limited == 1 ? "entry meets" : "entries meet", fd_step / finest);
+          noise_limited, noise_limited == 1 ? "entry meets" : "entries meet", fd_step / finest,
+          abs_step);
+    }
   }
 
 done:
