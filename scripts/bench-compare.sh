@@ -47,6 +47,12 @@ Options:
                   '--threads 2'
   --load N        keep N busy processes (shell loops) running beside the timed runs, as on a
                   machine shared with other work (default 0)
+  --cpu N         run every timed command on processor N alone (its affinity; --load's
+                  processes stay free): on a virtual machine whose processors differ in speed
+                  (one 2-core machine here ran the same joint-coordinate gradient 35% slower on
+                  processor 0 than on 1) unpinned samples land on either, and the medians mix
+                  the two. Multi-threaded commands (the adjoint's --threads 2) then share one
+                  processor (default: unpinned)
   --jobs N        parallel build jobs (default: nproc)
   --out FILE      also write a markdown report: the table, the exact command lines, both commits,
                   the date and the machine
@@ -68,7 +74,7 @@ prog=bench-compare
 new_hint='--new COMMIT measures a commit instead'
 
 repeat=5 base=${MBOPT_BENCH_BASE:-HEAD} new='' min_time=0.5 inputs=same out='' json=''
-base_args='' new_args='' load=0
+base_args='' new_args='' load=0 cpu=''
 jobs=$(nproc 2>/dev/null || echo 2)
 cmds=()
 while [ $# -gt 0 ]; do
@@ -82,6 +88,7 @@ while [ $# -gt 0 ]; do
   --base-args) need "$@"; base_args=$2; shift 2 ;;
   --new-args) need "$@"; new_args=$2; shift 2 ;;
   --load) need "$@"; load=$2; shift 2 ;;
+  --cpu) need "$@"; cpu=$2; shift 2 ;;
   --) shift; cmds+=("$@"); break ;;
   -*) bad_usage "unknown option '$1'" ;;
   *) cmds+=("$1"); shift ;;
@@ -90,6 +97,11 @@ done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || bad_usage "--repeat wants a positive integer, not '$repeat'"
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs wants a positive integer, not '$jobs'"
 [[ $load =~ ^[0-9]+$ ]] || bad_usage "--load wants a count of processes, not '$load'"
+if [ -n "$cpu" ]; then
+  [[ $cpu =~ ^[0-9]+$ ]] || bad_usage "--cpu wants a processor number, not '$cpu'"
+  python3 -c "import os, sys; sys.exit(int(sys.argv[1]) not in os.sched_getaffinity(0))" "$cpu" ||
+    bad_usage "--cpu $cpu: this process may not run on processor $cpu (allowed: $(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))'))"
+fi
 [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || bad_usage "--min-time wants seconds, not '$min_time'"
 case $inputs in same | own) ;; *) bad_usage "--inputs is same or own, not '$inputs'" ;; esac
 if [ ${#cmds[@]} -eq 0 ]; then
@@ -119,7 +131,7 @@ export BENCH_ROOT=$root BENCH_REPEAT=$repeat BENCH_MIN_TIME=$min_time BENCH_INPU
 export BENCH_BASE_ARG=$base BENCH_BASE_HASH=$base_hash BENCH_BASE_BIN=$base_bin BENCH_BASE_CWD=$base_cwd
 export BENCH_NEW_ARG=${new:-} BENCH_NEW_HASH=$new_hash BENCH_NEW_BIN=$new_bin BENCH_NEW_CWD=$new_cwd
 export BENCH_NEW_KIND=$new_kind BENCH_OUT=$out BENCH_JSON=$json BENCH_JOBS=$jobs
-export BENCH_BASE_ARGS=$base_args BENCH_NEW_ARGS=$new_args BENCH_LOAD=$load
+export BENCH_BASE_ARGS=$base_args BENCH_NEW_ARGS=$new_args BENCH_LOAD=$load BENCH_CPU=$cpu
 python3 - "${cmds[@]}" <<'PY'
 """Runs the commands with both builds, alternating, and writes the table and the reports."""
 import atexit, datetime, json, math, os, shlex, statistics, subprocess, sys, time
@@ -139,6 +151,9 @@ extra = {"base": shlex.split(E["BENCH_BASE_ARGS"]), "new": shlex.split(E["BENCH_
 
 env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 env = {k: v for k, v in env.items() if not k.startswith("BENCH_")}
+# --cpu: the timed runs on one processor (set in the child, so that --load's processes stay free)
+cpu = int(E["BENCH_CPU"]) if E["BENCH_CPU"] else None
+pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
 
 
 def run(side, argv, count, cmd):
@@ -147,7 +162,7 @@ def run(side, argv, count, cmd):
     t0 = time.perf_counter()
     for _ in range(count):
         p = subprocess.run([s["bin"], *argv, *extra[side]], cwd=s["cwd"], env=env,
-                           stdin=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL, preexec_fn=pin,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if p.returncode != 0:
             err = p.stderr.decode(errors="replace").rstrip()
@@ -235,7 +250,8 @@ intro = [
     "base and new alternating; wall-clock seconds per run; speed-up = base / new" % repeat,
 ] + ["%s arguments appended to every command: %s" % (side, " ".join(extra[side]))
      for side in ("base", "new") if extra[side]] + (
-    ["%d busy processes ran beside the timed runs (--load)" % load] if load else [])
+    ["%d busy processes ran beside the timed runs (--load)" % load] if load else []) + (
+    ["every timed run on processor %d (--cpu)" % cpu] if cpu is not None else [])
 table = [line(head), line(head2), line(["-" * w for w in widths])] + [line(r) for r in rows]
 print("\n".join(intro + [""] + table))
 sys.stdout.flush()
@@ -247,7 +263,8 @@ invocation = "scripts/bench-compare.sh --repeat %d --base %s%s%s --min-time %s -
     repeat, shlex.quote(sides["base"]["hash"][:12]),
     " --new " + shlex.quote(sides["new"]["hash"][:12]) if E["BENCH_NEW_KIND"] == "commit" else "",
     "".join(" --%s-args %s" % (side, shlex.quote(" ".join(extra[side])))
-            for side in ("base", "new") if extra[side]) + (" --load %d" % load if load else ""),
+            for side in ("base", "new") if extra[side]) + (" --load %d" % load if load else "") +
+    (" --cpu %d" % cpu if cpu is not None else ""),
     E["BENCH_MIN_TIME"], E["BENCH_INPUTS"], " ".join(shlex.quote(c) for c in cmds))
 
 if E["BENCH_OUT"]:
@@ -262,6 +279,8 @@ if E["BENCH_OUT"]:
     if load:
         md += ["", "%d busy process%s (`sh -c 'while :; do :; done'`) ran beside the timed runs "
                "(--load), as on a machine shared with other work." % (load, "es" if load > 1 else "")]
+    if cpu is not None:
+        md += ["", "Every timed run was pinned to processor %d (--cpu)." % cpu]
     md += ["", "Both sides are Release builds (`cmake -DCMAKE_BUILD_TYPE=Release`) run with "
            "OPENBLAS_NUM_THREADS=1 (single-threaded BLAS). Per command: one warm-up run of each "
            "side (not counted), then %d samples per side, base and new alternating; a sample is "
@@ -288,6 +307,7 @@ if E["BENCH_OUT"]:
 if E["BENCH_JSON"]:
     doc = {"date": date, "elapsed_seconds": elapsed, "invocation": invocation,
            "repeat": repeat, "min_time": min_time, "inputs": E["BENCH_INPUTS"], "load": load,
+           "cpu": cpu,
            "env": {"OPENBLAS_NUM_THREADS": "1"}, "machine": machine,
            "uncommitted_changes": dirty}
     for side in ("base", "new"):
