@@ -293,7 +293,8 @@ if E["BENCH_OUT"]:
     for r in results:
         for side in ("base", "new"):
             s = sides[side]
-            line_ = "OPENBLAS_NUM_THREADS=1 %s %s" % (
+            line_ = "OPENBLAS_NUM_THREADS=1 %s%s %s" % (
+                "taskset -c %d " % cpu if cpu is not None else "",
                 shlex.quote(s["bin"] if s["cwd"] != root else build_sides.rel(root, s["bin"])),
                 " ".join(shlex.quote(a) for a in r["argv"] + extra[side]))
             if s["cwd"] != root:
