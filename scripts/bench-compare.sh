@@ -97,11 +97,7 @@ done
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || bad_usage "--repeat wants a positive integer, not '$repeat'"
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || bad_usage "--jobs wants a positive integer, not '$jobs'"
 [[ $load =~ ^[0-9]+$ ]] || bad_usage "--load wants a count of processes, not '$load'"
-if [ -n "$cpu" ]; then
-  [[ $cpu =~ ^[0-9]+$ ]] || bad_usage "--cpu wants a processor number, not '$cpu'"
-  python3 -c "import os, sys; sys.exit(int(sys.argv[1]) not in os.sched_getaffinity(0))" "$cpu" ||
-    bad_usage "--cpu $cpu: this process may not run on processor $cpu (allowed: $(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))'))"
-fi
+[[ -z $cpu || $cpu =~ ^[0-9]+$ ]] || bad_usage "--cpu wants a processor number, not '$cpu'"
 [[ $min_time =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || bad_usage "--min-time wants seconds, not '$min_time'"
 case $inputs in same | own) ;; *) bad_usage "--inputs is same or own, not '$inputs'" ;; esac
 if [ ${#cmds[@]} -eq 0 ]; then
@@ -118,6 +114,11 @@ fi
 
 sides_setup
 command -v python3 >/dev/null || die "python3 is needed to run and time the commands"
+if [ -n "$cpu" ]; then
+  allowed=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+  [[ " $allowed " == *" $cpu "* ]] ||
+    bad_usage "--cpu $cpu: this process may not run on processor $cpu (allowed: $allowed)"
+fi
 
 build_sides "$base" "$new"
 base_cwd=$root new_cwd=$root
