@@ -11,7 +11,8 @@ Usage: scripts/fuzz.sh [--seconds N] [--jobs N] [HARNESS ...]
 Builds and runs libFuzzer harnesses, each for N seconds (default 60); without HARNESS, all of
 them side by side:
   loader    any bytes as a model/spec file: load, compile, assemble, three time steps, forward
-            and adjoint gradients of a loaded model
+            and adjoint gradients of a loaded model, in its formulation and (up to 32 bodies)
+            in the other
   options   any argument list for each command's option parser
 Each harness starts from a corpus made of the repository's models and specs (problems/,
 tests/models/, every bad model of the tests) or of the command lines of tests/fuzz/options.txt,
@@ -57,6 +58,8 @@ done < <(find problems tests/models -name '*.json' -print0)
 {
   find problems tests/models -name '*.json' -exec grep -ohE '"[a-z_0-9]+"' {} + | sort -u
   printf '"{"\n"}"\n"["\n"]"\n":"\n","\n"1e308"\n"-0"\n"null"\n"true"\n"\\\\u0000"\n'
+  # the settings no bundled model sets: the harness runs both formulations, these pick the rest
+  printf '"%s"\n' formulation reference_point global_origin natural
 } >build-fuzz/loader.dict
 
 # options: one command line per line of tests/fuzz/options.txt, as the harness reads it (the
