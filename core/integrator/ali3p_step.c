@@ -125,10 +125,12 @@ static mb_status newton_failure(const mb_stepper* s, int it, double dq_norm, dou
     snprintf(remedy, sizeof remedy,
              "; simulation.max_newton above %d, or a smaller step (--step %g), gives it more room",
              s->opt->max_newton, step / 4);
+  char worst_row[MB_LABEL_LEN + 32] = ""; /* a model without constraint rows has none to name */
+  if (s->nc) snprintf(worst_row, sizeof worst_row, ", |Phi| = %.3g at %s", phi, label);
   return mb_error_set(err, MB_NEWTON_FAILED,
                       "t = %g: Newton iteration did not converge in %d iterations (|dq| = %.3g "
-                      "m, |Phi| = %.3g at %s)%s%s",
-                      t, it, dq_norm, phi, label, remedy, s->lock_hint);
+                      "m%s)%s%s",
+                      t, it, dq_norm, worst_row, remedy, s->lock_hint);
 }
 
 mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
@@ -181,14 +183,17 @@ mb_status mb_ali3p_step(const mb_stepper* s, double t_new, mb_error* err) {
     const double phi_last = phi_norm;
     phi_norm = mbu_norm_inf(nc, s->phi);
     it++;
-    rate = dq_norm / dq_last;
+    /* a zero correction: the residual vanished exactly, whatever the matrix (a coordinate that no
+       force moves: a block on a level guide in joint coordinates, where no row is left) */
+    const int exact = dq_norm == 0;
+    rate = exact ? 0 : dq_norm / dq_last;
     dq_last = dq_norm;
     if (!refresh && it > 1) chord_rate = rate;
     const int chord_converged =
         chord_rate >= 0 && chord_rate <= MB_CHORD_RATE &&
         (!earlier || chord_rate * dq_norm <= MB_KEPT_ERROR * opt->tol_newton);
     converged = dq_norm <= opt->tol_newton && phi_norm <= opt->tol_constraint &&
-                (refresh || chord_converged);
+                (refresh || chord_converged || exact);
     if (!refresh && chord_rate > MB_CHORD_RATE) newton = 1;
     if (!converged && refresh) {
       /* a raised penalty first makes larger corrections */

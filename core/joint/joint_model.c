@@ -1,6 +1,7 @@
 /* The joint formulation's model and its constraints and equations of motion (joint_model.h). */
 #include "joint_model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,11 +182,20 @@ static mb_status penalty_scales(const mb_desc* d, mb_joint_model* jm) {
   mb_joint_mass(jm, jd);
   const mb_settings* o = &jm->aux->opt;
   const double abh2 = o->penalty * o->beta * o->step * o->step;
+  /* masses and gradient entries at round-off of the largest count as the zeros they stand for:
+     an Euler quadruple near the identity has its first column the massless radial direction, at
+     a diagonal of 1e-34, and gradient entries of 1e-17 on the others; its normalisation would
+     take a scale of 1e-33 from the one, or of 1e32 from the other through the floor of
+     mb_penalty_scale, and the projections' matrix would lose the norm or the masses */
+  double mmax = 0;
+  for (int j = 0; j < nz; j++) mmax = fmax(mmax, jd->M[(size_t)j * nz + j]);
   for (int i = 0; i < jm->ncon; i++) {
+    const double* row = jd->phiz + (size_t)i * nz;
+    const double amax = mbu_norm_inf(nz, row);
     double mu = 0;
     for (int j = 0; j < nz; j++) {
-      const double mjj = jd->M[(size_t)j * nz + j], a = jd->phiz[(size_t)i * nz + j];
-      if (mjj > 0) mu += a * a / mjj;
+      const double mjj = jd->M[(size_t)j * nz + j], a = row[j];
+      if (mjj > 1e-12 * mmax && fabs(a) > 1e-12 * amax) mu += a * a / mjj;
     }
     jm->scale[i] = mb_penalty_scale(abh2 * mu, o->penalty_auto);
   }
