@@ -41,6 +41,17 @@ foreach(model ${bad_models})
   mbopt_cli_test(bad_${stem} 3 "${stem}\\.json" 1 simulate ${model})
 endforeach()
 
+# every model of the tests that should run runs in both formulations (a spherical joint near the
+# identity and a coordinate no force moves once stopped the joint formulation alone)
+file(GLOB ok_models RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/models/ok/*.json)
+foreach(model ${ok_models})
+  get_filename_component(stem ${model} NAME_WE)
+  foreach(formulation natural joint)
+    mbopt_cli_test(ok_${stem}_${formulation} 0 "status +completed" 0
+      simulate ${model} --formulation ${formulation} --quiet)
+  endforeach()
+endforeach()
+
 # models that load but cannot be assembled or integrated: message and exit code from the table
 # tests/models/fail/expect.txt, one "file;exit code;regular expression" per line
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/models/fail/expect.txt)
