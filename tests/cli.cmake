@@ -64,6 +64,10 @@ foreach(case ${fail_cases})
   mbopt_cli_test(fail_${stem} ${code} "${regex}" 1 simulate tests/models/fail/${model} --quiet)
 endforeach()
 
+# in joint coordinates the assembly counts every joint's rows, and says so
+mbopt_cli_test(fail_singular_initial_joint 3 "initial configuration is locked: 8 constraints \\(counting every joint's, as the joint formulation's assembly does\\) have rank 7 and no motion leaves it .* dependent: .*joint jA" 1
+  simulate tests/models/fail/singular_initial.json --formulation joint --quiet)
+
 # a mechanism driven beyond its reach locks: a smaller step reaches the same verdict
 mbopt_cli_test(simulate_locking_small_step 1 "t = 0\\.3179: the constraints cannot be satisfied: .* the mechanism locks" 1
   simulate tests/models/fail/locking.json --step 1e-4 --quiet)

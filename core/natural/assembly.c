@@ -280,22 +280,26 @@ static mb_status check_redundancy(const mb_model* m, mb_data* d, double* J, mb_e
     r->redundant = nc - rank;
     name_dependent(m, U, rank, r->dependent, sizeof r->dependent);
     const int f = nq - rank;
+    /* the joint formulation assembles its model with every joint written as rows: the counts
+       are that model's, not its summary's */
+    const char* counted =
+        m->exploded ? " (counting every joint's, as the joint formulation's assembly does)" : "";
     if (f > 0 && (st = mobile_directions(m, d, VT, rank, &mobile)) != MB_OK)
       st = mb_error_set(err, st, "initial assembly: the mobility test failed (%s)",
                         mb_status_str(st));
     else if (f > 0 && mobile == 0)
       st = mb_error_set(err, MB_ERR_SINGULAR,
-                        "initial configuration is locked: %d constraints have rank %d and no "
+                        "initial configuration is locked: %d constraints%s have rank %d and no "
                         "motion leaves it (the mechanism is pulled straight or otherwise "
                         "jammed; check its dimensions and initial pose); dependent: %s",
-                        nc, rank, r->dependent);
+                        nc, counted, rank, r->dependent);
     else if (mobile < f)
       st = mb_error_set(err, MB_ERR_SINGULAR,
-                        "initial configuration is singular: %d constraints have rank %d and only "
-                        "%d of its %d first-order motions can be followed (a singular position, "
-                        "where the motion branches: start the mechanism away from it); "
+                        "initial configuration is singular: %d constraints%s have rank %d and "
+                        "only %d of its %d first-order motions can be followed (a singular "
+                        "position, where the motion branches: start the mechanism away from it); "
                         "dependent: %s",
-                        nc, rank, mobile, f, r->dependent);
+                        nc, counted, rank, mobile, f, r->dependent);
   }
   free(s);
   return st;
