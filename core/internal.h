@@ -94,6 +94,12 @@ mb_model* mbd_function_tangent(const mb_desc* d, const mb_model* m, const mb_mod
    output partials follow (sensors.c). */
 void mb_sensors_angles(const mb_model* m, mb_data* d);
 
+/* What the sensors carry from one step to the next, which the controllers' angles read (their
+   branch): the outputs, the unwrapping's last values and whether there are any; saved into x
+   (mb_sensor_state_size doubles) or loaded from it (sensors.c). */
+size_t mb_sensor_state_size(const mb_model* m);
+void mb_sensor_state_copy(const mb_model* m, mb_data* d, double* x, int save);
+
 /* constraints (constraints.c) */
 
 /* Target e(t) = value + f(t) of a constraint with its two time derivatives into e[0..2]. */

@@ -5,7 +5,8 @@
    (controller states and gains), a wheel dropping onto a road step (tyre contact), the slider-crank
    co-design, the first 0.3 s of the flyball governor and the first 0.05 s of the buggy (the sparse
    path), a rotor whose integrated angle turns several times, the five-bar at a step some of
-   whose steps are retried on sub-steps; and the threaded backward sweep against one thread. */
+   whose steps are retried on sub-steps; the threaded backward sweep against one thread; and in
+   joint coordinates the checkpointed adjoint against the one keeping every state. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +14,37 @@
 #include "mbopt/sensitivity.h"
 #include "testing.h"
 
+/* The model at path into d, with t_end > 0 its time span and step > 0 its step, in joint
+   coordinates (joint) or natural ones with the buggy's bounce; NULL (counted a failure) when it
+   does not load. */
+static mb_model* load(mbt_tally* t, const char* path, double t_end, double step, int joint,
+                      mb_desc* d) {
+  mb_error err;
+  mb_model* m = NULL;
+  if (mb_desc_load_json(path, d, &err) == MB_OK) {
+    if (t_end > 0) d->settings.t_end = t_end;
+    if (step > 0) d->settings.step = step;
+    if (joint)
+      d->settings.formulation = MB_FORMULATION_JOINT;
+    else
+      mbt_buggy_bounce(d, 0.1); /* the buggy (no other model has its chassis.G) */
+    if (mb_compile(d, &m, &err) != MB_OK) mb_desc_free(d);
+  }
+  if (!m) {
+    printf("FAIL cannot load %s%s: %s\n", path, joint ? " in joint coordinates" : "", err.message);
+    t->failed++;
+  }
+  return m;
+}
+
 /* t_end > 0 shortens the spec's time span (large models); step > 0 sets the step, large enough
    that some steps are retried on sub-steps, which the test asserts */
 static void compare(mbt_tally* t, const char* path, int checkpoint, double t_end, double step) {
   mb_desc d;
   mb_error err;
   char what[200];
-  mb_model* m = NULL;
-  if (mb_desc_load_json(path, &d, &err) == MB_OK) {
-    if (t_end > 0) d.settings.t_end = t_end;
-    if (step > 0) d.settings.step = step;
-    mbt_buggy_bounce(&d, 0.1); /* the buggy (no other model has its chassis.G) */
-    if (mb_compile(&d, &m, &err) != MB_OK) mb_desc_free(&d);
-  }
-  if (!m) {
-    printf("FAIL cannot load %s: %s\n", path, err.message);
-    t->failed++;
-    return;
-  }
+  mb_model* m = load(t, path, t_end, step, 0, &d);
+  if (!m) return;
   const int nf = m->nfunctional, p = d.nparam;
   double* psi_f = calloc(nf, sizeof(double));
   double* psi_a = calloc(nf, sizeof(double));
@@ -149,6 +163,53 @@ static void threads_agree(mbt_tally* t, const char* path, double t_end, int chec
   mb_desc_free(&d);
 }
 
+/* The joint formulation's checkpointed adjoint against its adjoint keeping every state: each
+   segment taken again from its mark repeats the forward sweep's steps, so the gradients agree to
+   the last bit, in less memory over runs of many steps (step > 0: at that step, some steps
+   retried on sub-steps; a short run, whose marks outweigh the states they spare). */
+static void joint_checkpoints_agree(mbt_tally* t, const char* path, double t_end, double step,
+                                    int checkpoint) {
+  mb_desc d;
+  mb_error err;
+  char what[200];
+  mb_model* m = load(t, path, t_end, step, 1, &d);
+  if (!m) return;
+  const int nf = m->nfunctional, p = d.nparam;
+  double* psi[2] = {calloc(nf, sizeof(double)), calloc(nf, sizeof(double))};
+  double* grad[2] = {calloc((size_t)nf * p, sizeof(double)),
+                     calloc((size_t)nf * p, sizeof(double))};
+  size_t memory[2] = {0, 0};
+  mb_data* data = mb_data_create(m);
+  mb_status st = MB_OK;
+  int substepped = 0;
+  for (int k = 0; k < 2 && st == MB_OK; k++) {
+    st = mbd_adjoint(&d, m, data, k ? checkpoint : 0, psi[k], grad[k], &memory[k], &err);
+    if (k == 0) substepped = data->report.substepped_steps;
+  }
+  if (st != MB_OK) printf("     %s\n", err.message);
+  const char* name = strrchr(path, '/') + 1;
+  if (step > 0) {
+    snprintf(what, sizeof what, "%s in joint coordinates at h = %g: steps retried on sub-steps",
+             name, step);
+    mbt_check(t, st == MB_OK && substepped > 0, what, substepped, 1);
+  }
+  const int same = st == MB_OK && memcmp(grad[0], grad[1], sizeof(double) * nf * p) == 0 &&
+                   memcmp(psi[0], psi[1], sizeof(double) * nf) == 0;
+  snprintf(what, sizeof what,
+           "%s in joint coordinates (%d parameters): adjoint with checkpoint %d = without, bitwise",
+           name, p, checkpoint);
+  mbt_check(t, same, what, same ? 0 : 1, 0);
+  snprintf(what, sizeof what,
+           "%s in joint coordinates: checkpoint %d keeps less (%zu of %zu bytes)", name, checkpoint,
+           memory[1], memory[0]);
+  if (step == 0)
+    mbt_check(t, st == MB_OK && memory[1] < memory[0], what, (double)memory[1], (double)memory[0]);
+  mb_data_free(data);
+  free(psi[0]), free(psi[1]), free(grad[0]), free(grad[1]);
+  mb_model_free(m);
+  mb_desc_free(&d);
+}
+
 int main(void) {
   mbt_tally t = {0};
   compare_selected(&t, "problems/slider_crank.json");
@@ -180,5 +241,18 @@ int main(void) {
   compare(&t, "tests/models/ok/spinning_rotor.json", 0, 0, 0);
   compare(&t, "tests/models/ok/spinning_rotor.json", 91, 0, 0);
   threads_agree(&t, "tests/models/ok/spinning_rotor.json", 0, 0, 0);
+  /* a controller reading that angle: segments taken again read it on the forward sweep's branch */
+  compare(&t, "tests/models/ok/spinning_pid.json", 0, 0, 0);
+  compare(&t, "tests/models/ok/spinning_pid.json", 200, 0, 0);
+  /* joint coordinates: tyres, controllers, joint friction, reactions read by the functionals, a
+     redundant constraint, an angle that turns, steps retried on sub-steps */
+  joint_checkpoints_agree(&t, "problems/vehicle/step_descent.json", 0.3, 0, 37);
+  joint_checkpoints_agree(&t, "problems/control/pendulum_pid.json", 0, 0, 300);
+  joint_checkpoints_agree(&t, "problems/control/pendulum_pid_friction.json", 1, 0, 97);
+  joint_checkpoints_agree(&t, "tests/models/ok/reactions_spatial.json", 1, 0, 50);
+  joint_checkpoints_agree(&t, "tests/models/iftomm/a04_bricard.json", 2, 0, 300);
+  joint_checkpoints_agree(&t, "tests/models/ok/spinning_rotor.json", 0, 0, 91);
+  joint_checkpoints_agree(&t, "tests/models/ok/spinning_pid.json", 0, 0, 200);
+  joint_checkpoints_agree(&t, "problems/slider_crank.json", 0.8, 0.05, 8);
   return mbt_finish(&t);
 }

@@ -33,8 +33,7 @@ static mb_status joint_forward(const mb_desc* desc, const mb_model* m, mb_data* 
 
 static mb_status joint_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d, int checkpoint,
                                double* psi, double* grad, size_t* memory, mb_error* err) {
-  (void)checkpoint; /* the joint adjoint keeps every step (joint_sens.c) */
-  return mb_joint_adjoint(desc, m->joint, d->joint, psi, grad, memory, err);
+  return mb_joint_adjoint(desc, m->joint, d->joint, checkpoint, psi, grad, memory, err);
 }
 
 static int joint_coordinate_count(const mb_model* m) {

@@ -260,11 +260,13 @@ mb_status mb_joint_substeps(const mb_joint_model* jm, mb_joint_data* jd, int n,
                             mb_joint_substep_hook after, void* user, mb_error* err);
 
 /* The sensitivities in joint coordinates (joint_sens.c): mbd_forward and mbd_adjoint of a model
-   whose natural coordinates serve jm. The adjoint keeps every step's state (memory: its bytes). */
+   whose natural coordinates serve jm. The adjoint keeps every step's state or, with checkpoint =
+   k > 0, every k-th and takes the steps between again (memory: the bytes it kept). */
 mb_status mb_joint_forward(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
                            double* psi, double* grad, mb_error* err);
 mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
-                           double* psi, double* grad, size_t* memory, mb_error* err);
+                           int checkpoint, double* psi, double* grad, size_t* memory,
+                           mb_error* err);
 
 /* The explicit parameter derivatives of the equations of motion and constraints at jd's
    positions, multipliers and time and the rates zd, zdd: r (nz x p, by parameter) = -dF/drho and

@@ -1012,8 +1012,179 @@ static mb_status taped_step(tape* tp, mb_error* err) {
   return st;
 }
 
+/* joint_step recording nothing: the same steps and sub-steps as taped_step */
+static mb_status untaped_after(void* user, const mb_settings* opt, mb_error* err) {
+  (void)user, (void)opt, (void)err;
+  return MB_OK;
+}
+
+/* With checkpointing, every k-th step's state, from which the backward sweep takes each segment
+   of steps again: the record, the kept Newton matrix (its values, factorised again on loading)
+   and what the steps read of the natural workspace (the multipliers, and the sensors' state:
+   mb_sensor_state_copy), so that a segment taken again repeats the forward sweep's steps to the
+   last bit. */
+typedef struct marks {
+  long k;             /* the interval; >= the step count: no marks, the tape keeps every state */
+  size_t size, count; /* doubles per mark, marks */
+  double* x;          /* (count x size) */
+  mb_kept_matrix* kept;
+} marks;
+
+static void marks_free(marks* mk) {
+  free(mk->x), free(mk->kept);
+}
+
+/* The arrays of a mark between its record and the sensors' state: the Newton matrix's values and
+   the natural multipliers. */
+static void mark_parts(const joint_sens* js, double** x, size_t* n) {
+  x[0] = js->jd->tangent, n[0] = (size_t)js->jm->full->nnz;
+  x[1] = js->da->lambda, n[1] = (size_t)js->aux->ncon;
+}
+
+static int marks_init(marks* mk, const joint_sens* js, long nstep, int checkpoint) {
+  memset(mk, 0, sizeof *mk);
+  mk->k = checkpoint > 0 && checkpoint < nstep ? checkpoint : (nstep > 0 ? nstep : 1);
+  if (mk->k >= nstep) return 0;
+  double* x[2];
+  size_t n[2];
+  mark_parts(js, x, n);
+  mk->size = record_size(js) + n[0] + n[1] + mb_sensor_state_size(js->aux);
+  mk->count = (size_t)(nstep / mk->k) + 1;
+  mk->x = malloc(mk->count * mk->size * sizeof(double));
+  mk->kept = malloc(mk->count * sizeof(mb_kept_matrix));
+  return mk->x && mk->kept ? 0 : -1;
+}
+
+/* Saves (save) or loads mark `index`, the state after step index k; a loaded kept matrix is
+   factorised again. */
+static void mark_copy(const marks* mk, joint_sens* js, long index, int save) {
+  double* rec = mk->x + (size_t)index * mk->size;
+  mb_joint_data* jd = js->jd;
+  double* x[2];
+  size_t n[2];
+  mark_parts(js, x, n);
+  record(js, rec, save);
+  rec += record_size(js);
+  for (int f = 0; f < 2; f++) {
+    memcpy(save ? rec : x[f], save ? x[f] : rec, n[f] * sizeof(double));
+    rec += n[f];
+  }
+  mb_sensor_state_copy(js->aux, js->da, rec, save);
+  if (save) {
+    mk->kept[index] = jd->kept;
+    return;
+  }
+  jd->kept = mk->kept[index];
+  js->da->report.steps = (int)(index * mk->k);
+  if (jd->kept.valid && mb_factor_compute(&jd->newton, jd->tangent) != 0) jd->kept.valid = 0;
+}
+
+/* The backward sweep's state: the tape, the initial state's sensitivities x0 (3 nz x p), each
+   functional's adjoints mu (3 nz), the projections' M u ms (2 nz), lbar and lam_bar (nc, below),
+   and each stage's explicit terms. */
+typedef struct sweep {
+  joint_sens* js;
+  tape* tp;
+  long nstep;
+  int matrices;
+  double *x0, *mu, *ms, *lbar, *lam_bar, *scratch;
+  double *r[3], *g[3]; /* the explicit terms of the dynamic state and of the two projections */
+} sweep;
+
+/* Tape slot i swept backward: its functional terms, then (past the initial state) its step's
+   systems in reverse order, which leave mu that of the state before it. */
+static mb_status sweep_slot(sweep* sw, size_t i, double* grad, mb_error* err) {
+  joint_sens* js = sw->js;
+  const tape* tp = sw->tp;
+  const mb_joint_model* jm = js->jm;
+  mb_joint_data* jd = js->jd;
+  const mb_model* aux = js->aux;
+  const int p = js->p, nz = js->nz, nc = js->nc, nf = aux->nfunctional;
+  const size_t nzs = nz, np = p;
+  const long n = tp->step[i];
+  const double h = aux->opt.step;
+  const mb_settings sub = mb_substep_settings(&aux->opt, tp->substeps[i]);
+  double* P = sw->matrices ? js->tg->T : NULL;
+  mb_status st = MB_OK;
+  js->opt = &sub;
+  record(js, tp->state + record_size(js) * i, 0);
+  mb_joint_constraints(jm, jd);
+  if (i > 0) {
+    mb_joint_mass(jm, jd);
+    if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
+  }
+  projected_state(js, 1);
+  if (i > 0) {
+    newmark_star(js);
+    projection_point(js, 2, P, sw->r[2], sw->g[2]); /* leaves js->dq, dqd, dqdd as below */
+  } else {
+    state_parameter_motion(js);
+  }
+  mb_sensors_angles(aux, js->da);
+  mb_joint_imposed_multipliers(jm, jd);
+  if (js->tree_reactions) {
+    if ((st = mb_joint_natural_multipliers(jm, jd, 1, err)) != MB_OK) goto done;
+    tree_state(js);
+  }
+  const long nstep = sw->nstep;
+  const double weight = !tp->ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
+  for (int f = 0; f < nf; f++) {
+    double *m = sw->mu + 3 * nzs * f, *lf = sw->lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;
+    double* lo = sw->lam_bar + (size_t)nc * f;
+    if (weight != 0 && (st = functional_adjoint(js, f, 0, weight, m, lf, lo, gf, err)) != MB_OK)
+      goto done;
+    if (n == nstep && tp->ends[i] &&
+        (st = functional_adjoint(js, f, 1, 1, m, lf, lo, gf, err)) != MB_OK)
+      goto done;
+    /* the initial state's: its sensitivities, the assembly's multipliers' among them (its
+       kappa is zero) */
+    for (int k = 0; k < p && i == 0; k++) {
+      for (int l = 0; l < 3; l++)
+        gf[k] += mbu_dot(nz, m + l * nz, sw->x0 + (size_t)l * np * nzs + (size_t)k * nzs);
+      gf[k] +=
+          mbu_dot(nc, lf, js->lamr + (size_t)k * nc) + mbu_dot(nc, lo, js->lamr + (size_t)k * nc);
+    }
+  }
+  if (i == 0) goto done;
+  /* the step's systems in reverse order, each formed once for every functional */
+  for (int stage = 0; stage < 3; stage++) {
+    if (stage == 1) projection_point(js, 1, P, sw->r[1], sw->g[1]);
+    if (stage == 2 && (st = dynamic_point(js, sw->matrices, sw->r[0], sw->g[0], err)) != MB_OK)
+      goto done;
+    for (int f = 0; f < nf; f++) {
+      /* lambda's own adjoint joins the tangent linear model's, past the acceleration
+         projection's kappa */
+      double *lf = sw->lbar + (size_t)nc * f, *lo = sw->lam_bar + (size_t)nc * f;
+      for (int j = 0; stage == 2 && j < nc; j++) lf[j] += lo[j], lo[j] = 0;
+      adjoint_stage(js, stage, sw->matrices, sw->r[2 - stage], sw->g[2 - stage],
+                    sw->mu + 3 * nzs * f, sw->ms + 2 * nzs * f, lf, grad + (size_t)f * p,
+                    sw->scratch);
+    }
+  }
+done:
+  js->opt = &aux->opt;
+  return st;
+}
+
+/* Steps s0 + 1 to s1 taken again from the mark of s0 onto the tape (slot 0 the mark's state),
+   each followed by the functionals' evaluation as in the forward sweep (psi: scratch). */
+static mb_status retake_segment(tape* tp, const marks* mk, long s0, long s1, double* psi,
+                                mb_error* err) {
+  joint_sens* js = tp->js;
+  const double h = js->aux->opt.step;
+  mark_copy(mk, js, s0 / mk->k, 0);
+  tp->n = 0, tp->current = s0;
+  mb_status st = tape_push(tp, 1, 1, err);
+  for (long n = s0 + 1; n <= s1 && st == MB_OK; n++) {
+    tp->current = n;
+    if ((st = taped_step(tp, err)) == MB_OK) st = state_terms(js, h, psi, NULL, err);
+  }
+  return st;
+}
+
 mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joint_data* jd,
-                           double* psi, double* grad, size_t* memory, mb_error* err) {
+                           int checkpoint, double* psi, double* grad, size_t* memory,
+                           mb_error* err) {
   const mb_model* aux = jm->aux;
   mb_data* da = jd->aux;
   const int p = grad ? mb_desc_gradient_count(desc) : 0, nf = aux->nfunctional;
@@ -1022,112 +1193,74 @@ mb_status mb_joint_adjoint(const mb_desc* desc, const mb_joint_model* jm, mb_joi
   const double h = aux->opt.step;
   joint_sens js;
   tape tp = {0};
+  marks mk = {0};
+  size_t most = 0; /* the most states the tape held */
   double *terms = NULL, *x0 = NULL, *mu = NULL;
   mb_status st = joint_sens_init(&js, desc, jm, jd, p, err);
   if (st != MB_OK) goto done;
   tp.js = &js;
-  const size_t rs = record_size(&js), np = p > 0 ? p : 1, nzs = nz;
+  const size_t np = p > 0 ? p : 1, nzs = nz;
   terms = malloc(3 * (nzs + nc) * np * sizeof(double) + 1);
   x0 = malloc(3 * nzs * np * sizeof(double) + 1);
-  mu = calloc((5 * nzs + 2 * nc) * (nf > 0 ? nf : 1) + 4 * nzs + nc + 1, sizeof(double));
-  if (!terms || !x0 || !mu) {
+  mu = calloc((5 * nzs + 2 * nc) * (nf > 0 ? nf : 1) + 4 * nzs + nc + nf + 1, sizeof(double));
+  if (!terms || !x0 || !mu || marks_init(&mk, &js, nstep, checkpoint) != 0) {
     st =
         mb_error_set(err, MB_ERR_MEMORY, "adjoint sensitivity: out of memory for %ld steps", nstep);
     goto done;
   }
+  const int full = mk.k >= nstep;
   memset(psi, 0, sizeof(double) * nf);
   if (grad) memset(grad, 0, sizeof(double) * nf * p);
 
-  /* forward sweep: the states, psi and the initial state's sensitivities */
+  /* forward sweep: the states (or the marks), psi and the initial state's sensitivities */
   if ((st = initial_state(&js, psi, NULL, err)) != MB_OK) goto done;
   for (size_t k = 0; k < np * nzs && p > 0; k++)
     x0[k] = js.zr[k], x0[np * nzs + k] = js.zdr[k], x0[2 * np * nzs + k] = js.zddr[k];
   if ((st = tape_push(&tp, 1, 1, err)) != MB_OK) goto done;
+  if (!full) mark_copy(&mk, &js, 0, 1);
   for (long n = 1; n <= nstep; n++) {
     tp.current = n;
-    if ((st = taped_step(&tp, err)) != MB_OK) goto done;
+    st = full ? taped_step(&tp, err) : joint_step(&js, untaped_after, NULL, err);
+    if (st != MB_OK) goto done;
     if ((st = state_terms(&js, n == nstep ? 0.5 * h : h, psi, NULL, err)) != MB_OK) goto done;
+    if (!full && n % mk.k == 0) mark_copy(&mk, &js, n / mk.k, 1);
   }
   sens_accumulate(aux, da, js.ws, 1, 1, psi, NULL);
-  if (memory) *memory = rs * tp.n * sizeof(double);
+  most = tp.n;
+  const mb_report report = da->report; /* the forward sweep's; segments taken again add to it */
   if (p == 0) goto done;
 
-  /* backward sweep, each step or sub-step with its settings; the functionals read the steps'
-     ends */
-  double *r0 = terms, *g0 = r0 + nzs * np, *r1 = g0 + nc * np, *g1 = r1 + nzs * np;
-  double *r2 = g1 + nc * np, *g2 = r2 + nzs * np;
-  /* lbar: the adjoints of the imposed rows' lambda + kappa; lam_bar: of their lambda alone,
-     which the tree's reactions read through the friction */
-  double *ms = mu + 3 * nzs * nf, *lbar = ms + 2 * nzs * nf, *lam_bar = lbar + (size_t)nc * nf;
-  double* scratch = lam_bar + (size_t)nc * nf;
+  /* backward sweep, segment by segment: [s0 + 1, s1] taken again from the mark of s0 (without
+     checkpointing one segment, the whole tape), each step or sub-step with its settings; the
+     functionals read the steps' ends. lbar: the adjoints of the imposed rows' lambda + kappa;
+     lam_bar: of their lambda alone, which the tree's reactions read through the friction */
+  sweep sw = {.js = &js, .tp = &tp, .nstep = nstep, .x0 = x0, .mu = mu};
+  for (int l = 0; l < 3; l++)
+    sw.r[l] = terms + (size_t)l * (nzs + nc) * np, sw.g[l] = sw.r[l] + nzs * np;
+  sw.ms = mu + 3 * nzs * nf, sw.lbar = sw.ms + 2 * nzs * nf, sw.lam_bar = sw.lbar + (size_t)nc * nf;
+  sw.scratch = sw.lam_bar + (size_t)nc * nf;
+  double* psi_again = sw.scratch + 4 * nzs + nc; /* (nf) the functionals of segments taken again */
   /* a transposed product costs about two columns of its matrix: with few coordinates for the
      functionals, the matrices (scripts/bench-compare.sh: the five-bar, 4 coordinates and 3
      functionals, 0.84x with products) */
-  const int matrices = nz <= 2 * nf;
-  double* P = matrices ? js.tg->T : NULL;
-  for (size_t i = tp.n; i-- > 0;) {
-    const long n = tp.step[i];
-    const mb_settings sub = mb_substep_settings(&aux->opt, tp.substeps[i]);
-    js.opt = &sub;
-    record(&js, tp.state + rs * i, 0);
-    mb_joint_constraints(jm, jd);
-    if (i > 0) {
-      mb_joint_mass(jm, jd);
-      if ((st = mb_joint_factor_projection(jm, jd, err)) != MB_OK) goto done;
-    }
-    projected_state(&js, 1);
-    if (i > 0) {
-      newmark_star(&js);
-      projection_point(&js, 2, P, r2, g2); /* leaves js.dq, dqd, dqdd as below */
-    } else {
-      state_parameter_motion(&js);
-    }
-    mb_sensors_angles(aux, da);
-    mb_joint_imposed_multipliers(jm, jd);
-    if (js.tree_reactions) {
-      if ((st = mb_joint_natural_multipliers(jm, jd, 1, err)) != MB_OK) goto done;
-      tree_state(&js);
-    }
-    const double weight = !tp.ends[i] || nstep == 0 ? 0 : n == 0 || n == nstep ? 0.5 * h : h;
-    for (int f = 0; f < nf; f++) {
-      double *m = mu + 3 * nzs * f, *lf = lbar + (size_t)nc * f, *gf = grad + (size_t)f * p;
-      double* lo = lam_bar + (size_t)nc * f;
-      if (weight != 0 && (st = functional_adjoint(&js, f, 0, weight, m, lf, lo, gf, err)) != MB_OK)
-        goto done;
-      if (n == nstep && tp.ends[i] &&
-          (st = functional_adjoint(&js, f, 1, 1, m, lf, lo, gf, err)) != MB_OK)
-        goto done;
-      /* the initial state's: its sensitivities, the assembly's multipliers' among them (its
-         kappa is zero) */
-      for (int k = 0; k < p && i == 0; k++) {
-        for (int l = 0; l < 3; l++)
-          gf[k] += mbu_dot(nz, m + l * nz, x0 + (size_t)l * np * nzs + (size_t)k * nzs);
-        gf[k] +=
-            mbu_dot(nc, lf, js.lamr + (size_t)k * nc) + mbu_dot(nc, lo, js.lamr + (size_t)k * nc);
-      }
-    }
-    if (i == 0) continue;
-    /* the step's systems in reverse order, each formed once for every functional */
-    for (int stage = 0; stage < 3; stage++) {
-      if (stage == 1) projection_point(&js, 1, P, r1, g1);
-      if (stage == 2 && (st = dynamic_point(&js, matrices, r0, g0, err)) != MB_OK) goto done;
-      const double* r = stage == 0 ? r2 : stage == 1 ? r1 : r0;
-      const double* g = stage == 0 ? g2 : stage == 1 ? g1 : g0;
-      for (int f = 0; f < nf; f++) {
-        /* lambda's own adjoint joins the tangent linear model's, past the acceleration
-           projection's kappa */
-        double *lf = lbar + (size_t)nc * f, *lo = lam_bar + (size_t)nc * f;
-        for (int i = 0; stage == 2 && i < nc; i++) lf[i] += lo[i], lo[i] = 0;
-        adjoint_stage(&js, stage, matrices, r, g, mu + 3 * nzs * f, ms + 2 * nzs * f, lf,
-                      grad + (size_t)f * p, scratch);
-      }
-    }
+  sw.matrices = nz <= 2 * nf;
+  for (long s1 = nstep;;) {
+    const long s0 = full || s1 == 0 ? 0 : ((s1 - 1) / mk.k) * mk.k;
+    if (!full && (st = retake_segment(&tp, &mk, s0, s1, psi_again, err)) != MB_OK) goto done;
+    if (tp.n > most) most = tp.n;
+    for (size_t i = tp.n; i-- > (s0 > 0 ? 1 : 0);)
+      if ((st = sweep_slot(&sw, i, grad, err)) != MB_OK) goto done;
+    if (s0 == 0) break;
+    s1 = s0;
   }
+  da->report = report;
 
 done:
+  if (memory) *memory = (record_size(&js) * most + mk.size * mk.count) * sizeof(double);
   js.opt = &aux->opt;
   joint_sens_free(&js);
   tape_free(&tp);
+  marks_free(&mk);
   free(terms), free(x0), free(mu);
   return st;
 }

@@ -53,7 +53,9 @@ typedef struct tape {
   long cap, used; /* records the buffers hold, and those filled */
   double* steps;  /* (cap) records: the current segment, slot 0 its start */
   point* points;  /* (cap) */
-  double* marks;  /* (nstep / k + 1) x (3 nq + nc) checkpoints: q, qd, qdd, lambda */
+  double* marks;  /* (nstep / k + 1) x mark_size checkpoints: q, qd, qdd, lambda and the
+                     sensors' state (mb_sensor_state_copy: a controller's angle reads its branch) */
+  size_t mark_size;
   /* the steps retried on sub-steps, ascending: a recomputed segment takes them the same way */
   retry* retried;
   long nretried, retried_cap;
@@ -165,23 +167,25 @@ static void restore_step(const mb_model* m, mb_data* d, const tape* tp, long slo
 }
 
 static double* mark(const tape* tp, long index) {
-  return tp->marks + (size_t)index * (3 * tp->nq + tp->nc);
+  return tp->marks + (size_t)index * tp->mark_size;
 }
 
-static void save_mark(const mb_model* m, const mb_data* d, tape* tp, long index) {
+static void save_mark(const mb_model* m, mb_data* d, tape* tp, long index) {
   double* x = mark(tp, index);
   memcpy(x, d->q, m->nq * sizeof(double));
   memcpy(x + m->nq, d->qd, m->nq * sizeof(double));
   memcpy(x + 2 * m->nq, d->qdd, m->nq * sizeof(double));
   memcpy(x + 3 * m->nq, d->lambda, m->ncon * sizeof(double));
+  mb_sensor_state_copy(m, d, x + 3 * m->nq + m->ncon, 1);
 }
 
 static void load_mark(const mb_model* m, mb_data* d, const tape* tp, long index, long step) {
-  const double* x = mark(tp, index);
+  double* x = mark(tp, index);
   memcpy(d->q, x, m->nq * sizeof(double));
   memcpy(d->qd, x + m->nq, m->nq * sizeof(double));
   memcpy(d->qdd, x + 2 * m->nq, m->nq * sizeof(double));
   memcpy(d->lambda, x + 3 * m->nq, m->ncon * sizeof(double));
+  mb_sensor_state_copy(m, d, x + 3 * m->nq + m->ncon, 0);
   /* the assembled state's multipliers are whole (its outputs read them); later marks only
      restart the integration, which projects again */
   if (step == 0) {
@@ -198,15 +202,16 @@ static int tape_init(const mb_model* m, tape* tp, long nstep, int k) {
   tp->rec = 6 * (size_t)m->nq + 3 * (size_t)m->ncon;
   tp->cap = tp->k + 1;
   const size_t nmark = (size_t)(nstep / tp->k) + 1;
+  tp->mark_size = 3 * (size_t)m->nq + m->ncon + mb_sensor_state_size(m);
   tp->steps = calloc((size_t)tp->cap * tp->rec + 1, sizeof(double));
   tp->points = calloc((size_t)tp->cap, sizeof(point));
-  tp->marks = calloc(nmark * (3 * (size_t)m->nq + m->ncon) + 1, sizeof(double));
+  tp->marks = calloc(nmark * tp->mark_size + 1, sizeof(double));
   int levels = 0;
   while ((2 << levels) <= m->opt.max_substeps) levels++;
   tp->sub = calloc((size_t)levels + 1, sizeof(mb_model));
   for (int l = 0; tp->sub && l < levels; l++) tp->sub[l] = mb_substep_model(m, 2 << l);
   tp->bytes = (size_t)tp->cap * (tp->rec * sizeof(double) + sizeof(point)) +
-              nmark * (3 * (size_t)m->nq + m->ncon) * sizeof(double);
+              nmark * tp->mark_size * sizeof(double);
   return tp->steps && tp->points && tp->marks && tp->sub;
 }
 
@@ -537,18 +542,18 @@ mb_status mb_natural_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d,
   if ((st = mb_assemble_with(m, d, NULL, NULL, err)) != MB_OK) goto done;
   memcpy(d->qd_star, d->qd, sizeof(double) * nq);
   memcpy(d->qdd_star, d->qdd, sizeof(double) * nq);
-  save_mark(m, d, &tp, 0);
   const point assembled = {0, 0, m, 1};
   if (full && record_step(m, d, &tp, assembled) != 0) goto out_of_memory;
   mb_sensors_angles(m, d);
+  save_mark(m, d, &tp, 0);
   mb_functionals_accumulate(m, d, 0, nstep, psi);
   for (long n = 1; n <= nstep; n++) {
     int substeps;
     if ((st = mb_step_or_substeps(m, d, &start, &substeps, err)) != MB_OK) goto done;
     if (substeps > 1 && note_retried(&tp, n, substeps) != 0) goto out_of_memory;
     if (full && (st = record_taken_step(m, d, &tp, &start, n, substeps, err)) != MB_OK) goto done;
-    if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
     mb_sensors_angles(m, d);
+    if (n % tp.k == 0) save_mark(m, d, &tp, n / tp.k);
     mb_functionals_accumulate(m, d, n, nstep, psi);
   }
 
@@ -568,6 +573,7 @@ mb_status mb_natural_adjoint(const mb_desc* desc, const mb_model* m, mb_data* d,
         else if ((st = mb_step(m, d, err)) != MB_OK)
           goto done;
         if ((st = record_taken_step(m, d, &tp, &start, n, substeps, err)) != MB_OK) goto done;
+        mb_sensors_angles(m, d); /* as forward: the next step's controllers read their branch */
       }
     }
     st = sweep_segment(m, &tp, ws, &ws->pt, pt1.d ? &pt1 : NULL, &a, grad, err);

@@ -8,7 +8,7 @@
    angles, joint coordinates, reactions) are chain.c's; the springs', energies' and controllers'
    are here. The values themselves come from mb_sensor_eval (sensors.c), so they are exactly those
    of mb_sensors; angles are moved by whole turns to the branch nearest the last recorded output
-   d->out[col] (the raw atan2 value before the first mb_sensors), which leaves their derivatives
+   d->out[col] (the raw atan2 value before a run's first mb_sensors), which leaves their derivatives
    unchanged. No scratch memory. */
 #include <math.h>
 #include <string.h>
@@ -143,11 +143,12 @@ static double column_chain(const mb_model* m, const mb_data* d, int col, mb_chai
   const int i = col >= 0 && col < m->nout ? mb_column_sensor(m, col, &comp) : -1;
   if (i < 0) return NAN;
 
-  /* the value, angles on the branch of the last recorded output */
+  /* the value, angles on the branch of the last recorded output (a run's first: the raw one,
+     whatever an earlier run of d left there) */
   double v[MB_SENSOR_VALUES];
   mb_sensor_eval(m, d, i, v, &angle);
   double value = v[comp];
-  if (angle) value += 2 * MB_PI * round((d->out[col] - value) / (2 * MB_PI));
+  if (angle && d->have_unwrap) value += 2 * MB_PI * round((d->out[col] - value) / (2 * MB_PI));
   if (!c) return value;
 
   /* the chain rule of the sensor */

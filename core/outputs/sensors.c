@@ -2,6 +2,7 @@
    against their previous values, so sensors are evaluated at every step. */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "internal.h"
 #include "mbopt/simulate.h"
@@ -203,4 +204,18 @@ void mb_sensors_angles(const mb_model* m, mb_data* d) {
   for (int i = 0; i < m->nsensor; i++)
     if (is_angle(m, i)) record(m, d, i);
   d->have_unwrap = 1;
+}
+
+size_t mb_sensor_state_size(const mb_model* m) {
+  return (size_t)m->nout + 3 * (size_t)m->nsensor + 1;
+}
+
+void mb_sensor_state_copy(const mb_model* m, mb_data* d, double* x, int save) {
+  const size_t nout = m->nout, nunwrap = 3 * (size_t)m->nsensor;
+  memcpy(save ? x : d->out, save ? d->out : x, nout * sizeof(double));
+  memcpy(save ? x + nout : d->unwrap, save ? d->unwrap : x + nout, nunwrap * sizeof(double));
+  if (save)
+    x[nout + nunwrap] = d->have_unwrap;
+  else
+    d->have_unwrap = x[nout + nunwrap] != 0;
 }
