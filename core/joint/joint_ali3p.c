@@ -405,6 +405,10 @@ mb_status mb_joint_read_assembly(const mb_joint_model* jm, mb_joint_data* jd, mb
   mb_status st;
   jd->t = 0;
   jd->kept.valid = 0;
+  /* the assembled state's multipliers are whole (lambda below): no projection corrects them,
+     whatever an earlier run of jd left */
+  memset(jd->sigma, 0, (size_t)jm->ncon * sizeof(double));
+  memset(jd->kappa, 0, (size_t)jm->ncon * sizeof(double));
   mb_joint_read_positions(jm, jd);
   /* the bodies' velocities in the assembled natural coordinates */
   double *w = jd->work, *v = w + 3 * nb;

@@ -420,6 +420,11 @@ mb_status mb_assemble_with(const mb_model* m, mb_data* d, mb_equilibrium_fn equi
       memcpy(d->q + m->elem_qadr[e], m->elem_q0 + 3 * e, sizeof(double) * m->dim);
   memset(d->qd, 0, sizeof(double) * nq);
   memset(d->qdd, 0, sizeof(double) * nq);
+  /* the joints' friction reads the multipliers: a run starts from none, whatever an earlier run
+     of d left */
+  memset(d->lambda, 0, sizeof(double) * m->ncon);
+  memset(d->sigma, 0, sizeof(double) * m->ncon);
+  memset(d->kappa, 0, sizeof(double) * m->ncon);
   d->have_unwrap = 0;
 
   if ((st = assemble_positions(m, d, F, J, x, err)) != MB_OK) goto done;
