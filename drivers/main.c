@@ -15,7 +15,8 @@ typedef struct command {
 
 static const command commands[] = {
     {"simulate", cmd_simulate, "integrate a model with ALI3-P and write its outputs"},
-    {"gradient", cmd_gradient, "functionals and their exact gradients (forward sensitivity)"},
+    {"gradient", cmd_gradient,
+     "functionals and their exact gradients (forward or adjoint sensitivity)"},
     {"check", cmd_check, "analytic gradient against central finite differences"},
     {"bench", cmd_bench, "time a simulation, the gradients and finite differences side by side"},
     {"optimize", cmd_optimize, "minimise a spec's objective over its design variables"},
