@@ -99,6 +99,8 @@ void mb_sensors_angles(const mb_model* m, mb_data* d);
    (mb_sensor_state_size doubles) or loaded from it (sensors.c). */
 size_t mb_sensor_state_size(const mb_model* m);
 void mb_sensor_state_copy(const mb_model* m, mb_data* d, double* x, int save);
+/* That state from one workspace to another (the adjoint's two threads). */
+void mb_sensor_state_pass(const mb_model* m, const mb_data* from, mb_data* to);
 
 /* constraints (constraints.c) */
 

@@ -429,13 +429,6 @@ static void* worker(void* arg) {
   return NULL;
 }
 
-/* the outputs and the unwrapping state of the sensors, from one point's data to the other's */
-static void copy_sensor_state(const mb_model* m, const mb_data* from, mb_data* to) {
-  memcpy(to->out, from->out, sizeof(double) * (size_t)m->nout);
-  memcpy(to->unwrap, from->unwrap, sizeof(double) * 3 * (size_t)m->nsensor);
-  to->have_unwrap = from->have_unwrap;
-}
-
 /* The backward sweep of the tape's records from the last down to slot 1; threaded when pt[1] is
    given. */
 static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, sens_point* pt0,
@@ -467,7 +460,7 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
     }
     /* the sensors unwrap their angles against the last step evaluated, in the other slot */
     mb_data* d = sw.pt[k]->d;
-    if (last && last != d) copy_sensor_state(m, last, d);
+    if (last && last != d) mb_sensor_state_pass(m, last, d);
     backward_step(m, tp, sw.pt[k], ws, a, r, grad);
     last = d;
     if (threaded) hand_over(&sw, k, 0);
@@ -477,7 +470,7 @@ static mb_status sweep_segment(const mb_model* m, const tape* tp, sens_ws* ws, s
     pthread_join(thread, NULL);
   }
   /* the caller's state continues from the last step swept */
-  if (last && last != pt0->d) copy_sensor_state(m, last, pt0->d);
+  if (last && last != pt0->d) mb_sensor_state_pass(m, last, pt0->d);
   pthread_mutex_destroy(&sw.mu);
   pthread_cond_destroy(&sw.cv);
   return st;

@@ -219,3 +219,9 @@ void mb_sensor_state_copy(const mb_model* m, mb_data* d, double* x, int save) {
   else
     d->have_unwrap = x[nout + nunwrap] != 0;
 }
+
+void mb_sensor_state_pass(const mb_model* m, const mb_data* from, mb_data* to) {
+  memcpy(to->out, from->out, (size_t)m->nout * sizeof(double));
+  memcpy(to->unwrap, from->unwrap, 3 * (size_t)m->nsensor * sizeof(double));
+  to->have_unwrap = from->have_unwrap;
+}
